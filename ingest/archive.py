@@ -1,0 +1,156 @@
+"""Finding runs in an archive: run folders and .tar.gz/.tgz/.zip bundles.
+
+A run is a folder that directly holds files (a run.toml among them, or not), or a
+bundle. Bundles are extracted (once, by content hash) and searched the same way.
+Extraction refuses any member that would land outside its target.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import shutil
+import stat
+import tarfile
+import zipfile
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path, PurePosixPath
+
+BUNDLE_SUFFIXES = (".tar.gz", ".tgz", ".zip")
+IGNORED_NAMES = {".DS_Store", "Thumbs.db"}
+
+
+class UnsafeArchive(Exception):
+    pass
+
+
+@dataclass
+class RunFolder:
+    run_key: str  # archive-relative identity, e.g. "runs/a-baseline-t5" or "x.tar.gz!x"
+    path: Path
+    files: list[tuple[Path, str]] = field(default_factory=list)  # (disk path, archive-relative name)
+    bundle: str | None = None
+
+    @property
+    def default_run_id(self) -> str:
+        name = self.run_key.rsplit("!", 1)[-1].rstrip("/").rsplit("/", 1)[-1]
+        return _strip_bundle_suffix(name) or "run"
+
+
+@dataclass
+class BundleProblem:
+    rel_path: str
+    path: Path
+    message: str
+
+
+def is_bundle(name: str) -> bool:
+    return name.lower().endswith(BUNDLE_SUFFIXES)
+
+
+def _strip_bundle_suffix(name: str) -> str:
+    for suf in BUNDLE_SUFFIXES:
+        if name.lower().endswith(suf):
+            return name[: -len(suf)]
+    return name
+
+
+def discover(archive: Path, extract_root: Path) -> Iterator[RunFolder | BundleProblem]:
+    archive = archive.resolve()
+    yield from _walk(archive, archive, "", extract_root)
+
+
+def _walk(root: Path, folder: Path, prefix: str, extract_root: Path) -> Iterator[RunFolder | BundleProblem]:
+    files, bundles, subdirs = [], [], []
+    for entry in sorted(folder.iterdir()):
+        if entry.name.startswith(".") or entry.name in IGNORED_NAMES or entry.is_symlink():
+            continue
+        if entry.is_dir():
+            subdirs.append(entry)
+        elif entry.is_file():
+            (bundles if is_bundle(entry.name) else files).append(entry)
+    rel = folder.relative_to(root).as_posix()
+    key = prefix + ("" if rel == "." else rel)
+    if files:
+        run = RunFolder(run_key=key or root.name, path=folder, bundle=prefix.rstrip("!") or None)
+        for f in files:
+            run.files.append((f, f"{run.run_key}/{f.name}"))
+        yield run
+    for b in bundles:
+        brel = prefix + b.relative_to(root).as_posix()
+        try:
+            target = extract_bundle(b, extract_root)
+        except (UnsafeArchive, tarfile.TarError, zipfile.BadZipFile, EOFError, OSError) as exc:
+            yield BundleProblem(brel, b, f"bundle not loaded: {exc}")
+            continue
+        inner = list(_walk(target, target, brel + "!", extract_root))
+        if not inner:
+            yield BundleProblem(brel, b, "bundle holds no files")
+        for item in inner:
+            if isinstance(item, RunFolder) and item.run_key == brel + "!":
+                item.run_key = brel  # files at the bundle's top level: the bundle is the run
+                item.files = [(p, f"{brel}/{p.name}") for p, _ in item.files]
+            yield item
+    for d in subdirs:
+        yield from _walk(root, d, prefix, extract_root)
+
+
+def extract_bundle(bundle: Path, extract_root: Path) -> Path:
+    digest = hashlib.sha256(bundle.read_bytes()).hexdigest()[:20]
+    target = extract_root / digest
+    if (target / ".complete").exists():
+        return target
+    shutil.rmtree(target, ignore_errors=True)
+    target.mkdir(parents=True)
+    try:
+        if bundle.name.lower().endswith(".zip"):
+            _extract_zip(bundle, target)
+        else:
+            _extract_tar(bundle, target)
+    except BaseException:
+        shutil.rmtree(target, ignore_errors=True)
+        raise
+    (target / ".complete").touch()
+    return target
+
+
+def _check_member(name: str) -> PurePosixPath:
+    p = PurePosixPath(name.replace("\\", "/"))
+    if p.is_absolute() or name.startswith(("/", "\\")) or (len(name) > 1 and name[1] == ":"):
+        raise UnsafeArchive(f"member {name!r} has an absolute path")
+    if ".." in p.parts:
+        raise UnsafeArchive(f"member {name!r} escapes the target with '..'")
+    return p
+
+
+def _extract_tar(bundle: Path, target: Path) -> None:
+    with tarfile.open(bundle, "r:*") as tar:
+        members = tar.getmembers()  # reads the whole stream: a truncated bundle fails here
+        for m in members:
+            _check_member(m.name)
+            if m.issym() or m.islnk():
+                raise UnsafeArchive(f"member {m.name!r} is a link")
+            if not (m.isfile() or m.isdir()):
+                raise UnsafeArchive(f"member {m.name!r} is not a regular file")
+        tar.extractall(target, members=members, filter="data")
+
+
+def _extract_zip(bundle: Path, target: Path) -> None:
+    with zipfile.ZipFile(bundle) as zf:
+        infos = zf.infolist()
+        for info in infos:
+            _check_member(info.filename)
+            mode = info.external_attr >> 16
+            if stat.S_ISLNK(mode):
+                raise UnsafeArchive(f"member {info.filename!r} is a link")
+        bad = zf.testzip()
+        if bad:
+            raise zipfile.BadZipFile(f"member {bad!r} fails its CRC check")
+        for info in infos:
+            dest = target / _check_member(info.filename)
+            if info.is_dir():
+                dest.mkdir(parents=True, exist_ok=True)
+                continue
+            dest.parent.mkdir(parents=True, exist_ok=True)
+            with zf.open(info) as src, dest.open("wb") as out:
+                shutil.copyfileobj(src, out)

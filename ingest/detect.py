@@ -1,0 +1,64 @@
+"""Recognising a file's format from its content (the name is only a tie-breaker)."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from ingest.parsers import PARSERS
+from ingest.source import BadInput, FileSource, looks_binary
+
+# Formats we recognise but have no parser for yet: the file is recorded as
+# 'unsupported' (with its lines counted), never silently ignored.
+RECOGNISED_ONLY: dict[str, re.Pattern[str]] = {
+    "maillog": re.compile(
+        r"^(?:[A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d|\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\S*) \S+ "
+        r"(?:postfix[\w/-]*|sendmail|exim)\S*(?:\[\d+\])?: ",
+        re.M,
+    ),
+    "vmstat": re.compile(r"^\s*(?:procs\s+-+|kthr\s+memory|\s*r\s+b\s+(?:w\s+)?(?:swpd|avm|swap))", re.M),
+    "iostat": re.compile(r"^(?:avg-cpu:|Device:?\s+(?:r/s|rrqm/s|tps))|^\{\"sysstat\"", re.M),
+    "smtp_source": re.compile(r"^start \d{4}-\d\d-\d\dT", re.M),
+    "queue_sizes": re.compile(r"^utc,incoming,active,deferred", re.M),
+    "postconf": re.compile(r"\A(?:[a-z][a-z0-9_]* = .*\n){3}"),
+    "dtrace": re.compile(r"^dtrace: script|-+ Distribution -+|^@\w*(?:\[.*\])?: ", re.M),
+}
+
+
+@dataclass(frozen=True)
+class Detection:
+    format: str | None  # None: not recognised
+    note: str | None = None
+
+
+def detect(source: FileSource) -> Detection:
+    name = source.rel_path.rsplit("/", 1)[-1]
+    if name == "run.toml":
+        return Detection("manifest")
+    head_bytes = source.head()
+    if not head_bytes:
+        return Detection("empty")
+    if looks_binary(head_bytes):
+        raise BadInput("binary content (NUL bytes or mostly non-text): not a benchmark text output")
+    head = head_bytes.decode("utf-8", errors="replace")
+    scores = {fmt: p.sniff(head, name) for fmt, p in PARSERS.items()}
+    best = max(scores, key=lambda k: scores[k], default=None)
+    if best and scores[best] >= 50:
+        return Detection(best, _name_note(name, best))
+    for fmt, rx in RECOGNISED_ONLY.items():
+        if rx.search(head):
+            return Detection(fmt, _name_note(name, fmt))
+    if best and scores[best] > 0:
+        return Detection(best, "weak match by name")
+    return Detection(None)
+
+
+NAME_HINTS = {"postal": "postal", "bhm": "postal", "rabid": "postal", "maillog": "maillog",
+              "vmstat": "vmstat", "iostat": "iostat"}
+
+
+def _name_note(name: str, fmt: str) -> str | None:
+    for hint, hinted in NAME_HINTS.items():
+        if hint in name.lower() and hinted != fmt:
+            return f"name suggests {hinted}, content is {fmt}"
+    return None

@@ -1,0 +1,72 @@
+"""The DuckDB landing schema `raw` and per-file, transactional writes to it."""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from ingest.ledger import Ledger
+from ingest.parsers import PARSERS
+
+PROVENANCE = "file_id BIGINT NOT NULL, line_no INTEGER, item_no INTEGER"
+
+CORE_DDL = {
+    "files": """
+        file_id BIGINT PRIMARY KEY, run_key VARCHAR NOT NULL, path VARCHAR NOT NULL,
+        size_bytes BIGINT, sha256 VARCHAR, format VARCHAR, parser_version VARCHAR,
+        status VARCHAR NOT NULL, message VARCHAR, encoding VARCHAR,
+        lines_total BIGINT, lines_parsed BIGINT, lines_noise BIGINT, lines_quarantined BIGINT,
+        ingested_at TIMESTAMP""",
+    "runs": """
+        run_key VARCHAR PRIMARY KEY, run_id VARCHAR NOT NULL, source_kind VARCHAR, bundle VARCHAR,
+        has_manifest BOOLEAN, manifest_error VARCHAR, inferred VARCHAR,
+        label VARCHAR, tags_json VARCHAR, timezone VARCHAR, utc_offset_minutes INTEGER,
+        run_date DATE, start_utc TIMESTAMP, end_utc TIMESTAMP, monitor_start_utc TIMESTAMP,
+        monitor_end_utc TIMESTAMP, queue_drained_utc TIMESTAMP, duration_s DOUBLE,
+        load_exit_code INTEGER, hostname VARCHAR, tool_name VARCHAR, tool_version VARCHAR,
+        tool_command VARCHAR, mta_name VARCHAR, mta_version VARCHAR, settings_json VARCHAR,
+        notes VARCHAR, manifest_json VARCHAR""",
+    "noise": f"{PROVENANCE}, kind VARCHAR, text VARCHAR",
+    "quarantine": f"{PROVENANCE}, reason VARCHAR, text VARCHAR",
+}
+
+
+def parser_tables() -> dict[str, str]:
+    out: dict[str, str] = {}
+    for p in PARSERS.values():
+        for table, cols in p.tables.items():
+            out[table] = f"{PROVENANCE}, {cols}"
+    return out
+
+
+def ensure_schema(con) -> None:
+    con.execute("create schema if not exists raw")
+    for table, cols in {**CORE_DDL, **parser_tables()}.items():
+        con.execute(f"create table if not exists raw.{table} ({cols})")
+
+
+def per_file_tables() -> list[str]:
+    return ["noise", "quarantine", *parser_tables()]
+
+
+def delete_file_rows(con, file_id: int) -> None:
+    for table in per_file_tables():
+        con.execute(f"delete from raw.{table} where file_id = ?", [file_id])
+
+
+def _insert(con, table: str, file_id: int, records: list[dict]) -> None:
+    if not records:
+        return
+    df = pd.DataFrame.from_records(records)
+    df.insert(0, "file_id", file_id)
+    con.register("_landing_df", df)
+    try:
+        con.execute(f"insert into raw.{table} by name select * from _landing_df")
+    finally:
+        con.unregister("_landing_df")
+
+
+def write_ledger(con, file_id: int, ledger: Ledger, tables: dict[str, str]) -> None:
+    for table in tables:
+        _insert(con, table, file_id, ledger.rows.get(table, []) + ledger.meta.get(table, []))
+    _insert(con, "noise", file_id, ledger.noise)
+    _insert(con, "quarantine", file_id, ledger.quarantine)

@@ -1,0 +1,250 @@
+"""Ingest an archive into the DuckDB landing schema, one transaction per file.
+
+Unchanged files (same content hash, same parser version) are skipped, so
+re-ingesting changes nothing; changed files replace their own rows only. A file
+that cannot be read gets status 'error' and a message; the rest still loads.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+
+import duckdb
+
+from ingest import archive as arc
+from ingest.detect import Detection, detect
+from ingest.landing import _insert, delete_file_rows, ensure_schema
+from ingest.manifest import Manifest, ManifestError, parse_manifest, utc_offset_minutes
+from ingest.parsers import PARSERS, ParseContext
+from ingest.source import BadInput, FileSource, count_lines
+
+DETECT_VERSION = "detect-1"
+TOOL_BY_FORMAT = {"postal": "postal", "smtp_source": "smtp-source"}
+
+
+@dataclass
+class FileOutcome:
+    path: str
+    format: str | None
+    status: str  # loaded | unchanged | empty | error | unsupported | unknown
+    message: str | None = None
+    lines: tuple[int, int, int, int] | None = None  # total, parsed, noise, quarantined
+
+
+@dataclass
+class RunOutcome:
+    run_key: str
+    run_id: str
+    files: list[FileOutcome] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+
+@dataclass
+class IngestReport:
+    runs: list[RunOutcome] = field(default_factory=list)
+    problems: list[FileOutcome] = field(default_factory=list)
+
+    @property
+    def files(self) -> list[FileOutcome]:
+        return [f for r in self.runs for f in r.files] + self.problems
+
+    @property
+    def errors(self) -> list[FileOutcome]:
+        return [f for f in self.files if f.status == "error"]
+
+
+def file_id_for(rel_path: str) -> int:
+    return int(hashlib.sha1(rel_path.encode()).hexdigest()[:15], 16)
+
+
+def ingest_archive(
+    archive: Path, db_path: Path, work_dir: Path, progress: Callable[[str], None] = lambda s: None
+) -> IngestReport:
+    db_path.parent.mkdir(parents=True, exist_ok=True)
+    report = IngestReport()
+    used_ids: dict[str, str] = {}
+    with duckdb.connect(str(db_path)) as con:
+        ensure_schema(con)
+        for row in con.execute("select run_id, run_key from raw.runs").fetchall():
+            used_ids[row[0]] = row[1]
+        for item in arc.discover(archive, work_dir / "extracted"):
+            if isinstance(item, arc.BundleProblem):
+                out = _record_bundle_problem(con, item)
+                report.problems.append(out)
+                progress(f"  ! {item.rel_path}: {item.message}")
+                continue
+            run = _ingest_run(con, item, used_ids)
+            report.runs.append(run)
+            bad = [f for f in run.files if f.status == "error"]
+            changed = sum(f.status != "unchanged" for f in run.files)
+            progress(f"  {run.run_id}: {len(run.files)} files, {changed} (re)loaded, {len(bad)} errors")
+            for f in bad:
+                progress(f"    ! {f.path}: {f.message}")
+    return report
+
+
+def _ingest_run(con, folder: arc.RunFolder, used_ids: dict[str, str]) -> RunOutcome:
+    manifest, manifest_error = None, None
+    files = [FileSource(p, rel) for p, rel in folder.files]
+    for src in files:
+        if src.rel_path.endswith("/run.toml"):
+            try:
+                manifest = parse_manifest(src.data().decode("utf-8"))
+            except (ManifestError, UnicodeDecodeError, ValueError) as exc:
+                manifest_error = str(exc)
+    detections: dict[str, Detection | Exception] = {}
+    for src in files:
+        try:
+            detections[src.rel_path] = detect(src)
+        except BadInput as exc:
+            detections[src.rel_path] = exc
+    run_row, notes = _run_row(folder, files, manifest, manifest_error, detections)
+    rid = run_row["run_id"]
+    if used_ids.get(rid, folder.run_key) != folder.run_key:
+        short = hashlib.sha1(folder.run_key.encode()).hexdigest()[:6]
+        notes.append(f"run_id {rid!r} already used by {used_ids[rid]!r}; renamed {rid}@{short}")
+        rid = run_row["run_id"] = f"{rid}@{short}"
+    run_row["inferred"] = "; ".join(notes) or None
+    used_ids[rid] = folder.run_key
+    _upsert_run(con, run_row)
+    out = RunOutcome(folder.run_key, rid, notes=notes)
+    start = run_row["start_utc"]
+    ctx = ParseContext(
+        run_key=folder.run_key,
+        year=(start or run_row["run_date"]).year if (start or run_row["run_date"]) else None,
+        run_date=run_row["run_date"],
+        start_utc=start,
+        end_utc=run_row["end_utc"],
+        timezone=run_row["timezone"],
+        utc_offset_minutes=run_row["utc_offset_minutes"],
+        commands={k: v for k, v in (manifest.tool if manifest else {}).items() if k.endswith("command")},
+    )
+    for src in files:
+        out.files.append(_ingest_file(con, src, detections[src.rel_path], ctx, manifest_error))
+    return out
+
+
+def _ingest_file(con, src: FileSource, det: Detection | Exception, ctx: ParseContext, manifest_error):
+    fid = file_id_for(src.rel_path)
+    sha = src.sha256()
+    fmt = det.format if isinstance(det, Detection) else None
+    parser = PARSERS.get(fmt or "")
+    version = f"{parser.version}/{ctx.fingerprint()}" if parser else DETECT_VERSION
+    prev = con.execute("select sha256, parser_version, format, status, message from raw.files where file_id = ?",
+                       [fid]).fetchone()
+    if prev and prev[0] == sha and prev[1] == version and (prev[2] == fmt or isinstance(det, Exception)):
+        return FileOutcome(src.rel_path, prev[2], "unchanged", prev[4])
+    row = {"file_id": fid, "run_key": ctx.run_key, "path": src.rel_path, "size_bytes": src.path.stat().st_size,
+           "sha256": sha, "format": fmt, "parser_version": version, "encoding": None,
+           "ingested_at": datetime.now(UTC).replace(tzinfo=None)}
+    note = det.note if isinstance(det, Detection) else None
+    con.execute("begin")
+    try:
+        delete_file_rows(con, fid)
+        if isinstance(det, Exception):
+            raise det
+        if fmt == "manifest":
+            status, msg, counts = ("error", manifest_error, None) if manifest_error else ("loaded", None, None)
+            if not manifest_error:
+                n = count_lines(src.data())
+                counts = (n, n, 0, 0)
+        elif fmt == "empty":
+            status, msg, counts = "empty", "empty file (0 bytes): nothing to parse", (0, 0, 0, 0)
+        elif parser is not None:
+            c = parser.land(con, fid, src, ctx)
+            counts = (c.total, c.parsed, c.noise, c.quarantined)
+            status, msg = "loaded", note
+            if c.quarantined:
+                msg = f"{c.quarantined} line(s) quarantined" + (f"; {note}" if note else "")
+            row["encoding"] = src.encoding
+        elif fmt is not None:
+            status, msg, counts = "unsupported", f"recognised as {fmt}; no parser for it in this version", None
+        else:
+            status, msg, counts = "unknown", "format not recognised; file recorded, not parsed", None
+            _insert(con, "quarantine", fid, [{"line_no": None, "item_no": None,
+                                              "reason": "unrecognised file format", "text": src.rel_path}])
+    except (BadInput, UnicodeDecodeError, ValueError, AssertionError) as exc:
+        con.execute("rollback")
+        con.execute("begin")
+        delete_file_rows(con, fid)
+        status, msg, counts = "error", f"{type(exc).__name__}: {exc}" if not isinstance(exc, BadInput) else str(exc), None
+    row.update(status=status, message=msg)
+    row.update(zip(("lines_total", "lines_parsed", "lines_noise", "lines_quarantined"), counts or (None,) * 4))
+    con.execute("delete from raw.files where file_id = ?", [fid])
+    _insert_row(con, "files", row)
+    con.execute("commit")
+    return FileOutcome(src.rel_path, fmt, status, msg, counts)
+
+
+def _record_bundle_problem(con, problem: arc.BundleProblem) -> FileOutcome:
+    fid = file_id_for(problem.rel_path)
+    row = {"file_id": fid, "run_key": problem.rel_path, "path": problem.rel_path,
+           "size_bytes": problem.path.stat().st_size, "sha256": FileSource(problem.path, problem.rel_path).sha256(),
+           "format": "bundle", "parser_version": DETECT_VERSION, "status": "error", "message": problem.message,
+           "ingested_at": datetime.now(UTC).replace(tzinfo=None)}
+    prev = con.execute("select sha256, message from raw.files where file_id = ?", [fid]).fetchone()
+    if not (prev and prev[0] == row["sha256"] and prev[1] == row["message"]):
+        con.execute("begin")
+        con.execute("delete from raw.files where file_id = ?", [fid])
+        _insert_row(con, "files", row)
+        con.execute("commit")
+    return FileOutcome(problem.rel_path, "bundle", "error", problem.message)
+
+
+def _insert_row(con, table: str, row: dict) -> None:
+    cols = ", ".join(row)
+    con.execute(f"insert into raw.{table} ({cols}) values ({', '.join('?' * len(row))})", list(row.values()))
+
+
+def _upsert_run(con, row: dict) -> None:
+    cols = list(row)
+    prev = con.execute(f"select {', '.join(cols)} from raw.runs where run_key = ?", [row["run_key"]]).fetchone()
+    if prev is not None and list(prev) == [row[c] for c in cols]:
+        return
+    con.execute("delete from raw.runs where run_key = ?", [row["run_key"]])
+    _insert_row(con, "runs", row)
+
+
+def _run_row(folder, files, manifest: Manifest | None, manifest_error, detections) -> tuple[dict, list[str]]:
+    notes: list[str] = []
+    m = manifest or Manifest()
+    if manifest is None:
+        notes.append(f"run.toml unreadable ({manifest_error})" if manifest_error else "no run.toml")
+    run_id = m.run_id or folder.default_run_id
+    if not m.run_id:
+        notes.append("run_id from folder name")
+    formats = {d.format for d in detections.values() if isinstance(d, Detection)}
+    tool = m.tool.get("name") or next((TOOL_BY_FORMAT[f] for f in sorted(formats) if f in TOOL_BY_FORMAT), None)
+    if tool and not m.tool.get("name"):
+        notes.append(f"tool {tool!r} inferred from file formats")
+    run_date = m.date
+    if run_date is None and m.start_utc is None:
+        mtimes = [datetime.fromtimestamp(s.path.stat().st_mtime, UTC) for s in files if not s.rel_path.endswith(".toml")]
+        if mtimes:
+            run_date = min(mtimes).date()
+            notes.append(f"date {run_date} from file modification time")
+    at = m.start_utc.replace(tzinfo=UTC) if m.start_utc else (
+        datetime(run_date.year, run_date.month, run_date.day, tzinfo=UTC) if run_date else None)
+    try:
+        offset = utc_offset_minutes(m.timezone, at)
+    except ManifestError as exc:
+        notes.append(str(exc) + "; UTC assumed")
+        offset = 0
+    settings = json.dumps(m.changed_settings, ensure_ascii=False, sort_keys=True)
+    return {
+        "run_key": folder.run_key, "run_id": run_id, "source_kind": "bundle" if folder.bundle else "folder",
+        "bundle": folder.bundle, "has_manifest": manifest is not None, "manifest_error": manifest_error,
+        "inferred": None, "label": m.label, "tags_json": json.dumps(m.tags, ensure_ascii=False),
+        "timezone": m.timezone, "utc_offset_minutes": offset, "run_date": run_date,
+        "start_utc": m.start_utc, "end_utc": m.end_utc, "monitor_start_utc": m.monitor_start_utc,
+        "monitor_end_utc": m.monitor_end_utc, "queue_drained_utc": m.queue_drained_utc,
+        "duration_s": m.duration_s, "load_exit_code": m.load_exit_code, "hostname": m.hostname,
+        "tool_name": tool, "tool_version": m.tool.get("version"), "tool_command": m.tool.get("command"),
+        "mta_name": m.mta.get("name"), "mta_version": m.mta.get("version"), "settings_json": settings,
+        "notes": m.notes, "manifest_json": m.to_json() if manifest else None,
+    }, notes

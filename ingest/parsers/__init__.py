@@ -1,0 +1,18 @@
+"""Format registry: parsers by format name, and content-based detection."""
+
+from __future__ import annotations
+
+from ingest.parsers.base import ParseContext, Parser
+from ingest.parsers.postal import PostalParser
+
+# Add a parser here and its tables, detection and landing come with it.
+PARSERS: dict[str, Parser] = {p.format: p for p in (PostalParser(),)}
+
+__all__ = ["PARSERS", "ParseContext", "Parser", "get_parser"]
+
+
+def get_parser(fmt: str) -> Parser:
+    try:
+        return PARSERS[fmt]
+    except KeyError:
+        raise KeyError(f"unknown format {fmt!r}; known: {', '.join(sorted(PARSERS))}") from None

@@ -1,0 +1,69 @@
+"""The contract every format parser fulfils.
+
+A parser declares its landing tables (columns beyond the provenance columns
+file_id, line_no, item_no that landing adds), says how sure it is that a file is
+its format (`sniff`), and turns lines into a Ledger. Parsers that are faster
+in SQL (maillogs) override `land` and write straight into DuckDB instead.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from datetime import date, datetime
+from typing import TYPE_CHECKING, ClassVar
+
+from ingest.ledger import Ledger, LineCounts
+
+if TYPE_CHECKING:
+    import duckdb
+
+    from ingest.source import FileSource
+
+
+@dataclass(frozen=True)
+class ParseContext:
+    """What a parser may know about the run around the file.
+
+    Year-less or clock-only stamps need the run's date and timezone. The loader
+    hashes this context into the file's landing key, so a changed manifest
+    re-parses the run's files.
+    """
+
+    run_key: str = ""
+    year: int | None = None  # for year-less syslog stamps (roll over at New Year)
+    run_date: date | None = None
+    start_utc: datetime | None = None  # naive UTC
+    end_utc: datetime | None = None
+    timezone: str = "UTC"
+    utc_offset_minutes: int = 0  # local = UTC + offset
+    commands: dict[str, str] = field(default_factory=dict)  # tool/vmstat/iostat command lines
+
+    def fingerprint(self) -> str:
+        import hashlib
+
+        return hashlib.sha1(repr(self).encode()).hexdigest()[:12]
+
+
+class Parser(ABC):
+    format: ClassVar[str]
+    version: ClassVar[str]
+    tables: ClassVar[dict[str, str]]  # table name -> column DDL
+
+    @abstractmethod
+    def sniff(self, head: str, name: str) -> int:
+        """0 = not this format, 100 = certain. `head` is the decoded start of the file."""
+
+    @abstractmethod
+    def parse(self, lines: Iterable[tuple[int, str]], ctx: ParseContext) -> Ledger: ...
+
+    def land(
+        self, con: duckdb.DuckDBPyConnection, file_id: int, source: FileSource, ctx: ParseContext
+    ) -> LineCounts:
+        from ingest.landing import write_ledger  # local: landing imports the registry
+
+        lines = list(source.lines())
+        ledger = self.parse(lines, ctx)
+        write_ledger(con, file_id, ledger, self.tables)
+        return ledger.counts(len(lines))
