@@ -83,7 +83,8 @@ def _walk(root: Path, folder: Path, prefix: str, extract_root: Path) -> Iterator
         except (UnsafeArchive, tarfile.TarError, zipfile.BadZipFile, EOFError, OSError) as exc:
             yield BundleProblem(brel, b, f"bundle not loaded: {exc}")
             continue
-        inner = list(_walk(target, target, brel + "!", extract_root))
+        top = _single_top_folder(target)
+        inner = list(_walk(top, top, brel + "!", extract_root))
         if not inner:
             yield BundleProblem(brel, b, "bundle holds no files")
         for item in inner:
@@ -93,6 +94,14 @@ def _walk(root: Path, folder: Path, prefix: str, extract_root: Path) -> Iterator
             yield item
     for d in subdirs:
         yield from _walk(root, d, prefix, extract_root)
+
+
+def _single_top_folder(path: Path) -> Path:
+    """A bundle usually wraps one folder (run/...); that folder is the run."""
+    entries = [e for e in path.iterdir() if not e.name.startswith(".")]
+    if len(entries) == 1 and entries[0].is_dir() and not entries[0].is_symlink():
+        return entries[0]
+    return path
 
 
 def extract_bundle(bundle: Path, extract_root: Path) -> Path:

@@ -53,8 +53,14 @@ def detect(source: FileSource) -> Detection:
     return Detection(None)
 
 
-NAME_HINTS = {"postal": "postal", "bhm": "postal", "rabid": "postal", "maillog": "maillog",
-              "vmstat": "vmstat", "iostat": "iostat"}
+NAME_HINTS = {
+    "postal": "postal",
+    "bhm": "postal",
+    "rabid": "postal",
+    "maillog": "maillog",
+    "vmstat": "vmstat",
+    "iostat": "iostat",
+}
 
 
 def _name_note(name: str, fmt: str) -> str | None:

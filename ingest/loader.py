@@ -135,13 +135,22 @@ def _ingest_file(con, src: FileSource, det: Detection | Exception, ctx: ParseCon
     fmt = det.format if isinstance(det, Detection) else None
     parser = PARSERS.get(fmt or "")
     version = f"{parser.version}/{ctx.fingerprint()}" if parser else DETECT_VERSION
-    prev = con.execute("select sha256, parser_version, format, status, message from raw.files where file_id = ?",
-                       [fid]).fetchone()
+    prev = con.execute(
+        "select sha256, parser_version, format, status, message from raw.files where file_id = ?", [fid]
+    ).fetchone()
     if prev and prev[0] == sha and prev[1] == version and (prev[2] == fmt or isinstance(det, Exception)):
         return FileOutcome(src.rel_path, prev[2], "unchanged", prev[4])
-    row = {"file_id": fid, "run_key": ctx.run_key, "path": src.rel_path, "size_bytes": src.path.stat().st_size,
-           "sha256": sha, "format": fmt, "parser_version": version, "encoding": None,
-           "ingested_at": datetime.now(UTC).replace(tzinfo=None)}
+    row = {
+        "file_id": fid,
+        "run_key": ctx.run_key,
+        "path": src.rel_path,
+        "size_bytes": src.path.stat().st_size,
+        "sha256": sha,
+        "format": fmt,
+        "parser_version": version,
+        "encoding": None,
+        "ingested_at": datetime.now(UTC).replace(tzinfo=None),
+    }
     note = det.note if isinstance(det, Detection) else None
     con.execute("begin")
     try:
@@ -149,7 +158,9 @@ def _ingest_file(con, src: FileSource, det: Detection | Exception, ctx: ParseCon
         if isinstance(det, Exception):
             raise det
         if fmt == "manifest":
-            status, msg, counts = ("error", manifest_error, None) if manifest_error else ("loaded", None, None)
+            status, msg, counts = (
+                ("error", manifest_error, None) if manifest_error else ("loaded", None, None)
+            )
             if not manifest_error:
                 n = count_lines(src.data())
                 counts = (n, n, 0, 0)
@@ -163,18 +174,43 @@ def _ingest_file(con, src: FileSource, det: Detection | Exception, ctx: ParseCon
                 msg = f"{c.quarantined} line(s) quarantined" + (f"; {note}" if note else "")
             row["encoding"] = src.encoding
         elif fmt is not None:
-            status, msg, counts = "unsupported", f"recognised as {fmt}; no parser for it in this version", None
+            status, msg, counts = (
+                "unsupported",
+                f"recognised as {fmt}; no parser for it in this version",
+                None,
+            )
         else:
             status, msg, counts = "unknown", "format not recognised; file recorded, not parsed", None
-            _insert(con, "quarantine", fid, [{"line_no": None, "item_no": None,
-                                              "reason": "unrecognised file format", "text": src.rel_path}])
+            _insert(
+                con,
+                "quarantine",
+                fid,
+                [
+                    {
+                        "line_no": None,
+                        "item_no": None,
+                        "reason": "unrecognised file format",
+                        "text": src.rel_path,
+                    }
+                ],
+            )
     except (BadInput, UnicodeDecodeError, ValueError, AssertionError) as exc:
         con.execute("rollback")
         con.execute("begin")
         delete_file_rows(con, fid)
-        status, msg, counts = "error", f"{type(exc).__name__}: {exc}" if not isinstance(exc, BadInput) else str(exc), None
+        status, msg, counts = (
+            "error",
+            f"{type(exc).__name__}: {exc}" if not isinstance(exc, BadInput) else str(exc),
+            None,
+        )
     row.update(status=status, message=msg)
-    row.update(zip(("lines_total", "lines_parsed", "lines_noise", "lines_quarantined"), counts or (None,) * 4))
+    row.update(
+        zip(
+            ("lines_total", "lines_parsed", "lines_noise", "lines_quarantined"),
+            counts or (None,) * 4,
+            strict=False,
+        )
+    )
     con.execute("delete from raw.files where file_id = ?", [fid])
     _insert_row(con, "files", row)
     con.execute("commit")
@@ -183,10 +219,18 @@ def _ingest_file(con, src: FileSource, det: Detection | Exception, ctx: ParseCon
 
 def _record_bundle_problem(con, problem: arc.BundleProblem) -> FileOutcome:
     fid = file_id_for(problem.rel_path)
-    row = {"file_id": fid, "run_key": problem.rel_path, "path": problem.rel_path,
-           "size_bytes": problem.path.stat().st_size, "sha256": FileSource(problem.path, problem.rel_path).sha256(),
-           "format": "bundle", "parser_version": DETECT_VERSION, "status": "error", "message": problem.message,
-           "ingested_at": datetime.now(UTC).replace(tzinfo=None)}
+    row = {
+        "file_id": fid,
+        "run_key": problem.rel_path,
+        "path": problem.rel_path,
+        "size_bytes": problem.path.stat().st_size,
+        "sha256": FileSource(problem.path, problem.rel_path).sha256(),
+        "format": "bundle",
+        "parser_version": DETECT_VERSION,
+        "status": "error",
+        "message": problem.message,
+        "ingested_at": datetime.now(UTC).replace(tzinfo=None),
+    }
     prev = con.execute("select sha256, message from raw.files where file_id = ?", [fid]).fetchone()
     if not (prev and prev[0] == row["sha256"] and prev[1] == row["message"]):
         con.execute("begin")
@@ -203,7 +247,9 @@ def _insert_row(con, table: str, row: dict) -> None:
 
 def _upsert_run(con, row: dict) -> None:
     cols = list(row)
-    prev = con.execute(f"select {', '.join(cols)} from raw.runs where run_key = ?", [row["run_key"]]).fetchone()
+    prev = con.execute(
+        f"select {', '.join(cols)} from raw.runs where run_key = ?", [row["run_key"]]
+    ).fetchone()
     if prev is not None and list(prev) == [row[c] for c in cols]:
         return
     con.execute("delete from raw.runs where run_key = ?", [row["run_key"]])
@@ -218,18 +264,27 @@ def _run_row(folder, files, manifest: Manifest | None, manifest_error, detection
     run_id = m.run_id or folder.default_run_id
     if not m.run_id:
         notes.append("run_id from folder name")
-    formats = {d.format for d in detections.values() if isinstance(d, Detection)}
-    tool = m.tool.get("name") or next((TOOL_BY_FORMAT[f] for f in sorted(formats) if f in TOOL_BY_FORMAT), None)
+    formats = {d.format for d in detections.values() if isinstance(d, Detection) and d.format}
+    tool = m.tool.get("name") or next(
+        (TOOL_BY_FORMAT[f] for f in sorted(formats) if f in TOOL_BY_FORMAT), None
+    )
     if tool and not m.tool.get("name"):
         notes.append(f"tool {tool!r} inferred from file formats")
     run_date = m.date
     if run_date is None and m.start_utc is None:
-        mtimes = [datetime.fromtimestamp(s.path.stat().st_mtime, UTC) for s in files if not s.rel_path.endswith(".toml")]
+        mtimes = [
+            datetime.fromtimestamp(s.path.stat().st_mtime, UTC)
+            for s in files
+            if not s.rel_path.endswith(".toml")
+        ]
         if mtimes:
             run_date = min(mtimes).date()
             notes.append(f"date {run_date} from file modification time")
-    at = m.start_utc.replace(tzinfo=UTC) if m.start_utc else (
-        datetime(run_date.year, run_date.month, run_date.day, tzinfo=UTC) if run_date else None)
+    at = (
+        m.start_utc.replace(tzinfo=UTC)
+        if m.start_utc
+        else (datetime(run_date.year, run_date.month, run_date.day, tzinfo=UTC) if run_date else None)
+    )
     try:
         offset = utc_offset_minutes(m.timezone, at)
     except ManifestError as exc:
@@ -237,14 +292,32 @@ def _run_row(folder, files, manifest: Manifest | None, manifest_error, detection
         offset = 0
     settings = json.dumps(m.changed_settings, ensure_ascii=False, sort_keys=True)
     return {
-        "run_key": folder.run_key, "run_id": run_id, "source_kind": "bundle" if folder.bundle else "folder",
-        "bundle": folder.bundle, "has_manifest": manifest is not None, "manifest_error": manifest_error,
-        "inferred": None, "label": m.label, "tags_json": json.dumps(m.tags, ensure_ascii=False),
-        "timezone": m.timezone, "utc_offset_minutes": offset, "run_date": run_date,
-        "start_utc": m.start_utc, "end_utc": m.end_utc, "monitor_start_utc": m.monitor_start_utc,
-        "monitor_end_utc": m.monitor_end_utc, "queue_drained_utc": m.queue_drained_utc,
-        "duration_s": m.duration_s, "load_exit_code": m.load_exit_code, "hostname": m.hostname,
-        "tool_name": tool, "tool_version": m.tool.get("version"), "tool_command": m.tool.get("command"),
-        "mta_name": m.mta.get("name"), "mta_version": m.mta.get("version"), "settings_json": settings,
-        "notes": m.notes, "manifest_json": m.to_json() if manifest else None,
+        "run_key": folder.run_key,
+        "run_id": run_id,
+        "source_kind": "bundle" if folder.bundle else "folder",
+        "bundle": folder.bundle,
+        "has_manifest": manifest is not None,
+        "manifest_error": manifest_error,
+        "inferred": None,
+        "label": m.label,
+        "tags_json": json.dumps(m.tags, ensure_ascii=False),
+        "timezone": m.timezone,
+        "utc_offset_minutes": offset,
+        "run_date": run_date,
+        "start_utc": m.start_utc,
+        "end_utc": m.end_utc,
+        "monitor_start_utc": m.monitor_start_utc,
+        "monitor_end_utc": m.monitor_end_utc,
+        "queue_drained_utc": m.queue_drained_utc,
+        "duration_s": m.duration_s,
+        "load_exit_code": m.load_exit_code,
+        "hostname": m.hostname,
+        "tool_name": tool,
+        "tool_version": m.tool.get("version"),
+        "tool_command": m.tool.get("command"),
+        "mta_name": m.mta.get("name"),
+        "mta_version": m.mta.get("version"),
+        "settings_json": settings,
+        "notes": m.notes,
+        "manifest_json": m.to_json() if manifest else None,
     }, notes

@@ -16,9 +16,22 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 OFFSET = re.compile(r"^(?:UTC|GMT)?\s*(?P<sign>[+-])(?P<h>\d{1,2})(?::?(?P<m>\d{2}))?$", re.IGNORECASE)
 KNOWN_TOP = {
-    "run_id", "label", "tags", "timezone", "date", "start_utc", "end_utc", "monitor_start_utc",
-    "monitor_end_utc", "queue_drained_utc", "duration_s", "load_exit_code", "hostname",
-    "tool", "mta", "notes",
+    "run_id",
+    "label",
+    "tags",
+    "timezone",
+    "date",
+    "start_utc",
+    "end_utc",
+    "monitor_start_utc",
+    "monitor_end_utc",
+    "queue_drained_utc",
+    "duration_s",
+    "load_exit_code",
+    "hostname",
+    "tool",
+    "mta",
+    "notes",
 }
 
 

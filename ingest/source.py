@@ -58,6 +58,8 @@ class FileSource:
                     return fh.read(n)
             except (EOFError, zlib.error, gzip.BadGzipFile) as exc:
                 raise BadInput(f"corrupt or truncated gzip: {exc}") from exc
+        if self.rel_path.endswith(".gz"):
+            raise BadInput("named .gz but is not gzip data")
         with self.path.open("rb") as fh:
             return fh.read(n)
 

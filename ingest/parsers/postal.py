@@ -29,7 +29,8 @@ _ITEM_START = r"(?:\.(?:\s|$)|\d{1,2}:\d{2},\d|Server error:|time,|\[[^\]\s]+[^\
 SERVER_ERROR = re.compile(r"Server error:(?P<reply>.*?)(?=\s+" + _ITEM_START + r"|\s*$)")
 DOT = re.compile(r"\.(?=\s|$)")
 PROMPT = re.compile(
-    r"\[(?P<who>[^\]\s]+)[^\]]*\][#$](?P<cmd>.*?)(?=\s+(?:time,|Server error:|Can't open config file|\d{1,2}:\d{2},\d)|\s*$)"
+    r"\[(?P<who>[^\]\s]+)[^\]]*\][#$](?P<cmd>.*?)"
+    r"(?=\s+(?:time,|Server error:|Can't open config file|\d{1,2}:\d{2},\d)|\s*$)"
 )
 WRAPPER = re.compile(r"Can't open config file \"[^\"]*\"\. Doing no expansion\.")
 CARET = re.compile(r"\^+\*?(?:[ \t]*(?!\d{1,2}:\d{2},)[^\s^]+)?")
@@ -45,7 +46,9 @@ STDERR = {
 }
 # perror() artefact printed on bhm's stderr
 PERROR_SUCCESS = re.compile(r"Success(?=\s|$)")
-REPLY = re.compile(r"^\s*(?P<code>\d{3})(?:\s*[: -]\s*)?(?:(?P<enh>[245]\.\d{1,3}\.\d{1,3})\b)?\s*:?\s*(?P<detail>.*)$")
+REPLY = re.compile(
+    r"^\s*(?P<code>\d{3})(?:\s*[: -]\s*)?(?:(?P<enh>[245]\.\d{1,3}\.\d{1,3})\b)?\s*:?\s*(?P<detail>.*)$"
+)
 CJK = re.compile(r"[\u3000-\u303f\u4e00-\u9fff\uff00-\uffef]")
 NUM_FIELDS = ("messages", "data_kb", "errors", "connections", "ssl_connections", "imap_connections")
 

@@ -1,0 +1,6 @@
+{% test unique_combination(model, columns) %}
+select {{ columns | join(', ') }}, count(*) as n
+from {{ model }}
+group by {{ columns | join(', ') }}
+having count(*) > 1
+{% endtest %}

@@ -1,0 +1,84 @@
+-- Clusters of consecutive minutes with errors; one clean (or missing) minute ends a burst.
+
+with
+
+error_minutes as (
+    select
+        run_id,
+        minute_at,
+        minute_offset,
+        errors,
+        minute_offset - row_number() over (partition by run_id order by minute_offset) as island,
+    from {{ ref('minutes') }}
+    where errors > 0
+),
+
+bursts as (
+    select
+        run_id,
+        island,
+        min(minute_at) as start_at,
+        {{ add_minutes('max(minute_at)', 1) }} as end_at,
+        min(minute_offset) as start_offset,
+        max(minute_offset) as end_offset,
+        count(*) as minutes,
+        sum(errors) as errors,
+        max(errors) as peak_errors_per_min,
+    from error_minutes
+    group by run_id, island
+),
+
+numbered as (
+    select
+        *,
+        row_number() over (partition by run_id order by start_offset) as burst_no,
+    from bursts
+),
+
+codes as (
+    select
+        numbered.run_id,
+        numbered.burst_no,
+        coalesce(
+            cast(events.smtp_code as varchar) || coalesce(' ' || events.enhanced_code, ''),
+            events.kind
+        ) as code,
+        count(*) as n,
+    from numbered
+    inner join {{ ref('events') }} as events
+        on numbered.run_id = events.run_id
+        and events.minute_offset between numbered.start_offset and numbered.end_offset
+    group by 1, 2, 3
+),
+
+dominant as (
+    select
+        run_id,
+        burst_no,
+        code as dominant_code,
+        n as dominant_code_events,
+        row_number() over (partition by run_id, burst_no order by n desc, code) as rank_in_burst,
+    from codes
+),
+
+final as (
+    select
+        numbered.run_id,
+        numbered.burst_no,
+        numbered.start_at,
+        numbered.end_at,
+        numbered.start_offset,
+        numbered.end_offset,
+        numbered.minutes,
+        numbered.errors,
+        numbered.peak_errors_per_min,
+        dominant.dominant_code,
+        dominant.dominant_code_events,
+    from numbered
+    left join dominant
+        on numbered.run_id = dominant.run_id
+        and numbered.burst_no = dominant.burst_no
+        and dominant.rank_in_burst = 1
+)
+
+select * from final

@@ -1,0 +1,158 @@
+-- One row per benchmark run: a run folder/bundle, or each run found inside its postal output.
+
+with
+
+folders as (
+    select * from {{ ref('stg_raw__runs') }}
+),
+
+segment_runs as (
+    select distinct
+        run_key,
+        run_id,
+        runs_in_folder,
+    from {{ ref('int_postal__segment_runs') }}
+    where not is_detached_stderr
+),
+
+minutes as (
+    select * from {{ ref('minutes') }}
+),
+
+events as (
+    select * from {{ ref('events') }}
+),
+
+files as (
+    select * from {{ ref('stg_raw__files') }}
+),
+
+all_runs as (
+    select
+        folders.*,
+        coalesce(segment_runs.run_id, folders.folder_run_id) as run_id,
+        coalesce(segment_runs.runs_in_folder, 1) as runs_in_folder,
+    from folders
+    left join segment_runs
+        on folders.run_key = segment_runs.run_key
+),
+
+minute_stats as (
+    select
+        run_id,
+        count(*) as minutes,
+        sum(case when is_partial then 0 else 1 end) as full_minutes,
+        sum(messages) as total_messages,
+        sum(data_kb) as total_kb,
+        sum(errors) as total_errors,
+        sum(connections) as total_connections,
+        max(case when not is_partial then messages end) as peak_msgs_per_min,
+        {{ percentile_cont('case when not is_partial then messages end', 0.5) }} as sustained_msgs_per_min,
+        {{ percentile_cont('case when not is_partial then messages end', var('conservative_quantile')) }}
+            as p10_msgs_per_min,
+        min(minute_at) as first_minute_at,
+        max(minute_at) as last_minute_at,
+    from minutes
+    group by run_id
+),
+
+event_stats as (
+    select
+        run_id,
+        count(*) as events,
+    from events
+    group by run_id
+),
+
+file_stats as (
+    select
+        run_key,
+        count(*) as files,
+        sum(case when status = 'error' then 1 else 0 end) as files_with_errors,
+        sum(coalesce(lines_quarantined, 0)) as lines_quarantined,
+        sum(case when format = 'postal' and status = 'loaded' then 1 else 0 end) as postal_files,
+        sum(case when status = 'loaded' and format <> 'manifest' then 1 else 0 end) as data_files,
+    from files
+    group by run_key
+),
+
+joined as (
+    select
+        all_runs.*,
+        minute_stats.minutes,
+        minute_stats.full_minutes,
+        minute_stats.total_messages,
+        minute_stats.total_kb,
+        minute_stats.total_errors,
+        minute_stats.total_connections,
+        minute_stats.peak_msgs_per_min,
+        minute_stats.sustained_msgs_per_min,
+        minute_stats.p10_msgs_per_min,
+        minute_stats.first_minute_at,
+        minute_stats.last_minute_at,
+        coalesce(event_stats.events, 0) as events,
+        coalesce(file_stats.files, 0) as files,
+        coalesce(file_stats.files_with_errors, 0) as files_with_errors,
+        coalesce(file_stats.lines_quarantined, 0) as lines_quarantined,
+        coalesce(file_stats.postal_files, 0) as postal_files,
+        coalesce(file_stats.data_files, 0) as data_files,
+    from all_runs
+    left join minute_stats
+        on all_runs.run_id = minute_stats.run_id
+    left join event_stats
+        on all_runs.run_id = event_stats.run_id
+    left join file_stats
+        on all_runs.run_key = file_stats.run_key
+),
+
+final as (
+    select
+        run_id,
+        run_key,
+        label,
+        tool,
+        tool_version,
+        mta,
+        mta_version,
+        settings,
+        tags,
+        timezone,
+        case when runs_in_folder = 1 and start_utc is not null then start_utc
+            else first_minute_at end as started_at,
+        case when runs_in_folder = 1 and end_utc is not null then end_utc
+            else {{ add_minutes('last_minute_at', 1) }} end as ended_at,
+        coalesce(minutes, 0) as minutes,
+        coalesce(full_minutes, 0) as full_minutes,
+        coalesce(total_messages, 0) as total_messages,
+        coalesce(total_kb, 0) as total_kb,
+        coalesce(total_errors, 0) as total_errors,
+        coalesce(total_connections, 0) as total_connections,
+        peak_msgs_per_min,
+        sustained_msgs_per_min,
+        p10_msgs_per_min,
+        -- share of attempted messages that failed
+        cast(total_errors as double) / nullif(total_messages + total_errors, 0) as error_rate,
+        events,
+        case
+            when postal_files > 0 and coalesce(minutes, 0) = 0 then 'failed'
+            when data_files = 0 then 'failed'
+            when files_with_errors > 0 or lines_quarantined > 0 or (minutes > 0 and full_minutes = 0)
+                then 'partial'
+            else 'ok'
+        end as status,
+        case
+            when postal_files > 0 and coalesce(minutes, 0) = 0
+                then 'load generator printed no per-minute rows (' || cast(events as varchar) || ' events)'
+            when data_files = 0 then 'no data file could be loaded'
+            when files_with_errors > 0 then cast(files_with_errors as varchar) || ' file(s) failed to load'
+            when lines_quarantined > 0 then cast(lines_quarantined as varchar) || ' line(s) quarantined'
+            when minutes > 0 and full_minutes = 0 then 'no full minute recorded'
+        end as status_reason,
+        has_manifest,
+        inferred,
+        load_exit_code,
+        notes,
+    from joined
+)
+
+select * from final

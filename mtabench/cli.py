@@ -1,0 +1,149 @@
+"""mtabench command line: run | ingest | build | validate | docs | parse."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from mtabench.paths import REPO, Paths
+
+
+def _progress(msg: str) -> None:
+    print(msg, flush=True)
+
+
+def cmd_ingest(args, paths: Paths) -> int:
+    from ingest.loader import ingest_archive
+
+    archive = Path(args.archive or REPO / "samples")
+    if not archive.is_dir():
+        print(f"archive {archive} is not a folder", file=sys.stderr)
+        return 2
+    _progress(f"ingest {archive} -> {paths.db}")
+    report = ingest_archive(archive, paths.db, paths.work_dir, progress=_progress)
+    errors = report.errors
+    _progress(f"  {len(report.runs)} runs, {len(report.files)} files, {len(errors)} file error(s)")
+    return 0
+
+
+def cmd_build(args, paths: Paths) -> int:
+    from mtabench.dbt import run_dbt
+
+    _progress("dbt build")
+    run_dbt(paths, ["build"], progress=_progress)
+    return 0
+
+
+def cmd_docs(args, paths: Paths) -> int:
+    from mtabench.dbt import run_dbt
+
+    run_dbt(paths, ["docs", "generate"], progress=_progress)
+    _progress(f"dbt docs in {paths.data_dir / 'dbt_target'}")
+    return 0
+
+
+def cmd_validate(args, paths: Paths) -> int:
+    from mtabench.validate import validate
+
+    _progress("validate (Great Expectations)")
+    docs = validate(paths.db, paths.gx_dir, suites=args.suite or None)
+    _progress(f"  all expectations met; Data Docs: {docs}")
+    return 0
+
+
+def cmd_run(args, paths: Paths) -> int:
+    from mtabench.publish import publish
+    from mtabench.summary import render, summary_rows
+
+    t0 = time.monotonic()
+    for step in (cmd_ingest, cmd_build, cmd_validate):
+        step(args, paths)
+    if not args.no_publish:
+        served = publish(paths.db, paths.serving_db)
+        _progress(f"published {served}")
+    _progress("")
+    _progress(render(summary_rows(paths.db)))
+    _progress(f"\ndone in {time.monotonic() - t0:.1f} s; query it: duckdb -readonly {paths.db}")
+    return 0
+
+
+def cmd_parse(args, paths: Paths) -> int:
+    from ingest.parsers import ParseContext, get_parser
+    from ingest.source import FileSource
+
+    parser = get_parser(args.format)
+    if args.file == "-":
+        with tempfile.NamedTemporaryFile(delete=False, suffix=".stdin") as tmp:
+            tmp.write(sys.stdin.buffer.read())
+        path = Path(tmp.name)
+    else:
+        path = Path(args.file)
+    source = FileSource(path, path.name)
+    lines = list(source.lines())
+    ledger = parser.parse(lines, ParseContext())
+    for line_no, text in lines:
+        out = {
+            "line_no": line_no,
+            "status": ledger.status.get(line_no),
+            "items": ledger.items.get(line_no, []),
+        }
+        if args.text:
+            out["text"] = text.rstrip("\r\n")
+        print(json.dumps(out, ensure_ascii=False, default=str))
+    if args.file == "-":
+        path.unlink()
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="mtabench", description=__doc__)
+    sub = p.add_subparsers(dest="command", required=True)
+
+    def add(name: str, func, help_: str, archive: bool = False) -> argparse.ArgumentParser:
+        sp = sub.add_parser(name, help=help_)
+        if archive:
+            sp.add_argument("archive", nargs="?", help="archive folder (default: the bundled samples/)")
+        sp.add_argument("--db", help="DuckDB file (default: $MTABENCH_DB or data/mtabench.duckdb)")
+        sp.set_defaults(func=func)
+        return sp
+
+    run = add("run", cmd_run, "ingest, build, validate and publish an archive", archive=True)
+    run.add_argument("--no-publish", action="store_true", help="do not copy the result to the serving file")
+    run.add_argument("--suite", action="append", help=argparse.SUPPRESS)
+    add("ingest", cmd_ingest, "parse an archive into the raw landing tables", archive=True)
+    add("build", cmd_build, "dbt build (staging models, marts, tests)")
+    add("docs", cmd_docs, "dbt docs generate")
+    v = add("validate", cmd_validate, "run the Great Expectations suites")
+    v.add_argument("--suite", action="append", choices=["landing", "marts"])
+    pp = sub.add_parser("parse", help="print one JSON object per input line of FILE (or - for stdin)")
+    pp.add_argument("format")
+    pp.add_argument("file")
+    pp.add_argument("--text", action="store_true", help="include the line text")
+    pp.set_defaults(func=cmd_parse, db=None)
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    paths = Paths.resolve(args.db)
+    from mtabench.dbt import DbtFailed
+    from mtabench.validate import ValidationFailed
+
+    try:
+        return args.func(args, paths)
+    except ValidationFailed as exc:
+        print(f"VALIDATION FAILED, nothing published:\n{exc}", file=sys.stderr)
+        if exc.docs:
+            print(f"Data Docs: {exc.docs}", file=sys.stderr)
+        return 3
+    except DbtFailed as exc:
+        print(f"BUILD FAILED, nothing published:\n{exc}", file=sys.stderr)
+        return 4
+
+
+if __name__ == "__main__":
+    sys.exit(main())

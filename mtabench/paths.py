@@ -1,0 +1,34 @@
+"""Where things live: overridable by flags, then environment, then defaults beside the repo."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+DBT_PROJECT = REPO / "dbt_project"
+
+
+@dataclass(frozen=True)
+class Paths:
+    db: Path
+    data_dir: Path
+
+    @property
+    def work_dir(self) -> Path:
+        return self.data_dir / "work"
+
+    @property
+    def gx_dir(self) -> Path:
+        return self.data_dir / "gx"
+
+    @property
+    def serving_db(self) -> Path:
+        return Path(os.environ.get("MTABENCH_SERVING_DB", self.data_dir / "serving" / "mtabench.duckdb"))
+
+    @classmethod
+    def resolve(cls, db: str | None = None) -> Paths:
+        data_dir = Path(os.environ.get("MTABENCH_DATA", REPO / "data")).resolve()
+        db_path = Path(db or os.environ.get("MTABENCH_DB", data_dir / "mtabench.duckdb")).resolve()
+        return cls(db=db_path, data_dir=data_dir)

@@ -1,0 +1,54 @@
+"""The per-run summary table printed at the end of `mtabench run`."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import duckdb
+
+COLUMNS = [
+    ("run_id", "run"),
+    ("status", "status"),
+    ("minutes", "min"),
+    ("total_messages", "messages"),
+    ("total_errors", "errors"),
+    ("peak_msgs_per_min", "peak/min"),
+    ("sustained_msgs_per_min", "median/min"),
+    ("p10_msgs_per_min", "p10/min"),
+    ("sustained_msgs_per_day", "median/day"),
+]
+
+
+def summary_rows(db: Path) -> list[dict]:
+    with duckdb.connect(str(db), read_only=True) as con:
+        cur = con.execute(
+            """select r.*, d.sustained_msgs_per_day
+               from main.runs r left join main.daily_capacity d using (run_id)
+               order by r.started_at nulls last, r.run_id"""
+        )
+        names = [c[0] for c in cur.description]
+        return [dict(zip(names, row, strict=True)) for row in cur.fetchall()]
+
+
+def _fmt(v) -> str:
+    if v is None:
+        return "-"
+    if isinstance(v, float):
+        return f"{v:,.0f}" if abs(v) >= 100 else f"{v:.1f}"
+    if isinstance(v, int):
+        return f"{v:,}"
+    return str(v)
+
+
+def render(rows: list[dict]) -> str:
+    table = [[h for _, h in COLUMNS]] + [[_fmt(r[c]) for c, _ in COLUMNS] for r in rows]
+    widths = [max(len(row[i]) for row in table) for i in range(len(COLUMNS))]
+    lines = []
+    for n, row in enumerate(table):
+        cells = [
+            c.ljust(w) if i < 2 else c.rjust(w) for i, (c, w) in enumerate(zip(row, widths, strict=True))
+        ]
+        lines.append("  ".join(cells))
+        if n == 0:
+            lines.append("  ".join("-" * w for w in widths))
+    return "\n".join(lines)

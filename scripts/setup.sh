@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# One-time (idempotent) set-up on a fresh Debian machine: uv, the locked Python
+# environment, and the Debian tools the tests compare against (pflogsumm, ministat).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+if ! command -v uv >/dev/null 2>&1; then
+    echo "setup: installing uv from PyPI"
+    python3 -m pip install --quiet "uv==0.13.9"
+fi
+
+need=()
+for pkg in pflogsumm ministat; do
+    dpkg -s "$pkg" >/dev/null 2>&1 || need+=("$pkg")
+done
+if [ ${#need[@]} -gt 0 ]; then
+    if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+        echo "setup: apt-get install ${need[*]}"
+        apt-get update -qq >/dev/null
+        DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need[@]}" >/dev/null
+    else
+        echo "setup: warning: ${need[*]} missing and apt-get unavailable (tests comparing against them will fail)" >&2
+    fi
+fi
+
+uv sync --frozen --quiet

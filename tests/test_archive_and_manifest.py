@@ -1,0 +1,80 @@
+"""Bundle extraction safety and manifest parsing."""
+
+from __future__ import annotations
+
+import io
+import tarfile
+import zipfile
+
+import pytest
+from conftest import SAMPLES
+
+from ingest.archive import UnsafeArchive, extract_bundle
+from ingest.manifest import ManifestError, parse_manifest, utc_offset_minutes
+
+
+def _tar(path, add):
+    with tarfile.open(path, "w:gz") as tar:
+        add(tar)
+
+
+@pytest.mark.parametrize(
+    ("name", "kind"),
+    [("../up.txt", "'..'"), ("/abs.txt", "absolute"), ("ok/../../up.txt", "'..'")],
+)
+def test_tar_members_that_escape_are_refused(tmp_path, name, kind):
+    def add(tar):
+        info = tarfile.TarInfo(name)
+        info.size = 2
+        tar.addfile(info, io.BytesIO(b"x\n"))
+
+    _tar(tmp_path / "b.tar.gz", add)
+    with pytest.raises(UnsafeArchive, match=kind):
+        extract_bundle(tmp_path / "b.tar.gz", tmp_path / "out")
+    assert not list((tmp_path).rglob("up.txt"))
+
+
+def test_tar_links_are_refused(tmp_path):
+    def add(tar):
+        info = tarfile.TarInfo("link")
+        info.type = tarfile.SYMTYPE
+        info.linkname = "/etc/passwd"
+        tar.addfile(info)
+
+    _tar(tmp_path / "b.tgz", add)
+    with pytest.raises(UnsafeArchive, match="link"):
+        extract_bundle(tmp_path / "b.tgz", tmp_path / "out")
+
+
+def test_zip_symlink_and_dotdot_are_refused(tmp_path):
+    with zipfile.ZipFile(tmp_path / "a.zip", "w") as zf:
+        info = zipfile.ZipInfo("evil")
+        info.external_attr = 0o120777 << 16
+        zf.writestr(info, "/etc/passwd")
+    with pytest.raises(UnsafeArchive, match="link"):
+        extract_bundle(tmp_path / "a.zip", tmp_path / "out")
+    with zipfile.ZipFile(tmp_path / "b.zip", "w") as zf:
+        zf.writestr("..\\win.txt", "x")
+    with pytest.raises(UnsafeArchive):
+        extract_bundle(tmp_path / "b.zip", tmp_path / "out")
+
+
+def test_recorded_manifests_parse():
+    m = parse_manifest((SAMPLES / "runs/c-throttled-queue-backlog/run.toml").read_text())
+    assert m.run_id == "c-throttled-queue-backlog"
+    assert m.tool["name"] == "postal" and m.mta["version"] == "3.7.11"
+    assert m.changed_settings["default_destination_rate_delay"] == "1s"
+    assert str(m.start_utc) == "2026-11-21 22:15:36"
+
+
+def test_timezones():
+    assert utc_offset_minutes("Asia/Shanghai", None) == 480
+    assert utc_offset_minutes("+05:30", None) == 330
+    assert utc_offset_minutes("UTC-0500", None) == -300
+    with pytest.raises(ManifestError, match="unknown timezone"):
+        parse_manifest('timezone = "Mars/Olympus"')
+
+
+def test_invalid_toml_says_so():
+    with pytest.raises(ManifestError, match="not valid TOML"):
+        parse_manifest("run_id = ")

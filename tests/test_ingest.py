@@ -1,0 +1,159 @@
+"""Landing: provenance, line accounting, idempotency and bad input, on real DuckDB files."""
+
+from __future__ import annotations
+
+import gzip
+import io
+import shutil
+import tarfile
+import zipfile
+from pathlib import Path
+
+import duckdb
+import pytest
+from conftest import SAMPLES, raw_line_count
+
+from ingest.landing import per_file_tables
+from ingest.loader import ingest_archive
+
+
+def snapshot(db: Path) -> dict[str, list]:
+    with duckdb.connect(str(db), read_only=True) as con:
+        tables = ["files", "runs", *per_file_tables()]
+        return {t: sorted(map(repr, con.execute(f"select * from raw.{t}").fetchall())) for t in tables}
+
+
+@pytest.fixture(scope="module")
+def ingested(tmp_path_factory):
+    d = tmp_path_factory.mktemp("ingest")
+    db = d / "t.duckdb"
+    report = ingest_archive(SAMPLES, db, d / "work")
+    return db, d, report
+
+
+def test_every_line_of_every_parsed_sample_is_accounted_for(ingested):
+    db, _, _ = ingested
+    with duckdb.connect(str(db), read_only=True) as con:
+        rows = con.execute(
+            "select path, lines_total, lines_parsed, lines_noise, lines_quarantined from raw.files "
+            "where status = 'loaded'"
+        ).fetchall()
+    assert len(rows) >= 34  # 18 manifests + 16 postal outputs at least
+    for path, total, parsed, noise, quarantined in rows:
+        assert total == raw_line_count(SAMPLES / path), path
+        assert parsed + noise + quarantined == total, path
+
+
+def test_landed_rows_carry_provenance_that_points_at_the_line(ingested):
+    db, _, _ = ingested
+    with duckdb.connect(str(db), read_only=True) as con:
+        rows = con.execute(
+            "select f.path, r.line_no, r.clock_label, r.messages from raw.postal_rows r "
+            "join raw.files f using (file_id) where f.path like 'runs/%'"
+        ).fetchall()
+    for path, line_no, label, messages in rows:
+        line = (SAMPLES / path).read_text().splitlines()[line_no - 1]
+        assert line.startswith(f"{label},{messages},")
+
+
+def test_reingesting_unchanged_samples_changes_no_row(ingested):
+    db, d, _ = ingested
+    before = snapshot(db)
+    report = ingest_archive(SAMPLES, db, d / "work")
+    assert {f.status for f in report.files} == {"unchanged"}
+    assert snapshot(db) == before
+
+
+def test_changed_content_replaces_only_that_files_rows(tmp_path):
+    archive = tmp_path / "archive"
+    shutil.copytree(SAMPLES / "runs/a-baseline-t5", archive / "a")
+    shutil.copytree(SAMPLES / "runs/c-throttled-queue-backlog", archive / "c")
+    db = tmp_path / "t.duckdb"
+    ingest_archive(archive, db, tmp_path / "work")
+    csv = archive / "a/postal.csv"
+    csv.write_text(csv.read_text().replace("22:07,4902,", "22:07,4000,"))
+    report = ingest_archive(archive, db, tmp_path / "work")
+    reloaded = [f.path for f in report.files if f.status != "unchanged"]
+    assert reloaded == ["a/postal.csv"]
+    with duckdb.connect(str(db), read_only=True) as con:
+        got = con.execute(
+            "select count(*), sum(messages) from raw.postal_rows r join raw.files f using (file_id) "
+            "where f.path = 'a/postal.csv'"
+        ).fetchone()
+    assert got == (4, 4954 + 4000 + 3767 + 3087)
+
+
+def _tar_with(path: Path, members: dict[str, bytes]) -> None:
+    with tarfile.open(path, "w:gz") as tar:
+        for name, data in members.items():
+            info = tarfile.TarInfo(name)
+            info.size = len(data)
+            tar.addfile(info, io.BytesIO(data))
+
+
+def test_bad_inputs_get_a_message_each_and_the_rest_loads(tmp_path):
+    archive = tmp_path / "inbox"
+    shutil.copytree(SAMPLES / "runs/a-baseline-t5", archive / "good")
+    bad = archive / "bad"
+    bad.mkdir()
+    (bad / "binary.bin").write_bytes(bytes(range(256)) * 50)
+    good_gz = gzip.compress((SAMPLES / "runs/a-baseline-t5/postal.csv").read_bytes() * 50)
+    (bad / "postal.csv.gz").write_bytes(good_gz[: len(good_gz) // 2])
+    (bad / "empty.csv").write_bytes(b"")
+    (bad / "notgzip.log.gz").write_text("plain text\n")
+    broken = (SAMPLES / "runs/a-baseline-t5/postal.csv").read_text().replace("22:07,4902,11804", "22:07,49#2")
+    (bad / "postal-broken.csv").write_text(broken)
+    with zipfile.ZipFile(archive / "evil.zip", "w") as zf:
+        zf.writestr("run/postal.csv", "time,messages,data(K),errors,connections\n10:00,1,1,0,1\n")
+        zf.writestr("../escape.txt", "gotcha\n")
+    _tar_with(archive / "abs.tar.gz", {"/etc/evil": b"x\n"})
+    good_tar = tmp_path / "bundle.tar.gz"
+    _tar_with(
+        good_tar, {"bundle/postal.csv": (SAMPLES / "runs/c-throttled-queue-backlog/postal.csv").read_bytes()}
+    )
+    truncated = good_tar.read_bytes()
+    (archive / "truncated.tgz").write_bytes(truncated[: len(truncated) // 2])
+    shutil.copy(good_tar, archive / "bundle.tar.gz")
+
+    db = tmp_path / "t.duckdb"
+    report = ingest_archive(archive, db, tmp_path / "work")
+    by_path = {f.path: f for f in report.files}
+    assert by_path["bad/binary.bin"].status == "error" and "binary" in by_path["bad/binary.bin"].message
+    assert by_path["bad/postal.csv.gz"].status == "error" and "gzip" in by_path["bad/postal.csv.gz"].message
+    assert by_path["bad/empty.csv"].status == "empty"
+    assert (
+        by_path["bad/notgzip.log.gz"].status == "error"
+        and "not gzip" in by_path["bad/notgzip.log.gz"].message
+    )
+    broken_out = by_path["bad/postal-broken.csv"]
+    assert broken_out.status == "loaded" and broken_out.lines[3] == 1
+    assert by_path["evil.zip"].status == "error" and "'..'" in by_path["evil.zip"].message
+    assert by_path["abs.tar.gz"].status == "error" and "absolute" in by_path["abs.tar.gz"].message
+    assert by_path["truncated.tgz"].status == "error"
+    assert not (tmp_path / "escape.txt").exists() and not list(tmp_path.rglob("escape.txt"))
+    with duckdb.connect(str(db), read_only=True) as con:
+        assert con.execute(
+            "select count(*) from raw.postal_rows r join raw.files f using (file_id) "
+            "where f.path in ('good/postal.csv', 'bundle.tar.gz/postal.csv')"
+        ).fetchone() == (8,)
+        q = con.execute(
+            "select f.path, q.line_no, q.reason from raw.quarantine q join raw.files f using (file_id) "
+            "where f.path = 'bad/postal-broken.csv'"
+        ).fetchall()
+        assert q == [("bad/postal-broken.csv", 3, "malformed per-minute row")]
+        statuses = dict(con.execute("select path, status from raw.files").fetchall())
+        assert statuses["evil.zip"] == "error" and statuses["good/postal.csv"] == "loaded"
+
+
+def test_run_without_manifest_loads_with_inferred_notes(tmp_path):
+    archive = tmp_path / "a"
+    (archive / "nomanifest").mkdir(parents=True)
+    shutil.copy(SAMPLES / "runs/a-baseline-t5/postal.csv", archive / "nomanifest/out.txt")
+    db = tmp_path / "t.duckdb"
+    ingest_archive(archive, db, tmp_path / "work")
+    with duckdb.connect(str(db), read_only=True) as con:
+        run_id, tool, inferred, run_date = con.execute(
+            "select run_id, tool_name, inferred, run_date from raw.runs"
+        ).fetchone()
+    assert run_id == "nomanifest" and tool == "postal"
+    assert "no run.toml" in inferred and "modification time" in inferred and run_date is not None

@@ -1,0 +1,42 @@
+"""The Great Expectations gate: it passes on good data and stops publishing on bad data."""
+
+from __future__ import annotations
+
+import shutil
+
+import duckdb
+import pytest
+
+from mtabench.cli import main
+from mtabench.validate import ValidationFailed, validate
+
+
+def test_gate_fails_on_bad_marts_and_names_the_expectation(built_db, tmp_path):
+    bad = tmp_path / "bad.duckdb"
+    shutil.copy(built_db, bad)
+    with duckdb.connect(str(bad)) as con:
+        con.execute("update main.minutes set messages = -5 where minute_offset = 3")
+        con.execute("update main.daily_capacity set sustained_msgs_per_day = sustained_msgs_per_day + 1")
+    with pytest.raises(ValidationFailed) as exc:
+        validate(bad, tmp_path / "gx", suites=["marts"])
+    text = str(exc.value)
+    assert "minutes: expect_column_values_to_be_between" in text and "'messages'" in text
+    assert "daily_capacity" in text and "sustained_day_residual" in text
+    assert exc.value.docs.exists()
+
+
+def test_failed_validation_keeps_the_previous_serving_file(built_db, data_dir, tmp_path, capsys):
+    serving = data_dir / "serving" / "mtabench.duckdb"
+    before = serving.read_bytes()
+    bad = tmp_path / "bad.duckdb"
+    shutil.copy(built_db, bad)
+    with duckdb.connect(str(bad)) as con:  # a landing-level defect the next build keeps
+        con.execute("update raw.files set lines_noise = lines_noise + 1 where format = 'postal'")
+    archive = tmp_path / "archive"
+    archive.mkdir()
+    (archive / "r").mkdir()
+    (archive / "r/postal.csv").write_text("time,messages,data(K),errors,connections\n10:00,1,1,0,1\n")
+    rc = main(["run", str(archive), "--db", str(bad)])
+    assert rc == 3
+    assert "unaccounted_lines" in capsys.readouterr().err
+    assert serving.read_bytes() == before
