@@ -16,12 +16,8 @@ RECOGNISED_ONLY: dict[str, re.Pattern[str]] = {
         r"(?:postfix[\w/-]*|sendmail|exim)\S*(?:\[\d+\])?: ",
         re.M,
     ),
-    "vmstat": re.compile(r"^\s*(?:procs\s+-+|kthr\s+memory|\s*r\s+b\s+(?:w\s+)?(?:swpd|avm|swap))", re.M),
-    "iostat": re.compile(r"^(?:avg-cpu:|Device:?\s+(?:r/s|rrqm/s|tps))|^\{\"sysstat\"", re.M),
     "smtp_source": re.compile(r"^start \d{4}-\d\d-\d\dT", re.M),
     "queue_sizes": re.compile(r"^utc,incoming,active,deferred", re.M),
-    "postconf": re.compile(r"\A(?:[a-z][a-z0-9_]* = .*\n){3}"),
-    "dtrace": re.compile(r"^dtrace: script|-+ Distribution -+|^@\w*(?:\[.*\])?: ", re.M),
 }
 
 

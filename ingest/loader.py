@@ -62,9 +62,49 @@ def file_id_for(rel_path: str) -> int:
     return int(hashlib.sha1(rel_path.encode()).hexdigest()[:15], 16)
 
 
+@dataclass
+class RunScan:
+    run_key: str
+    state: str  # new | changed | unchanged | error
+    message: str | None = None
+
+
+def scan_archive(archive: Path, db_path: Path, work_dir: Path) -> list[RunScan]:
+    """Which runs of the archive are new or changed against the landing DB (read-only)."""
+    known: dict[int, str] = {}
+    if db_path.exists():
+        with duckdb.connect(str(db_path), read_only=True) as con:
+            if con.execute("select count(*) from information_schema.tables "
+                           "where table_schema = 'raw' and table_name = 'files'").fetchone()[0]:
+                known = dict(con.execute("select file_id, sha256 from raw.files").fetchall())
+    out = []
+    for item in arc.discover(archive, work_dir / "extracted"):
+        if isinstance(item, arc.BundleProblem):
+            fid = file_id_for(item.rel_path)
+            sha = FileSource(item.path, item.rel_path).sha256()
+            state = "unchanged" if known.get(fid) == sha else "error"
+            out.append(RunScan(item.rel_path, state, item.message))
+            continue
+        shas = [(file_id_for(rel), FileSource(p, rel).sha256()) for p, rel in item.files]
+        seen = [known.get(fid) for fid, _ in shas]
+        if all(s is None for s in seen):
+            state = "new"
+        elif all(known.get(fid) == sha for fid, sha in shas):
+            state = "unchanged"
+        else:
+            state = "changed"
+        out.append(RunScan(item.run_key, state))
+    return out
+
+
 def ingest_archive(
-    archive: Path, db_path: Path, work_dir: Path, progress: Callable[[str], None] = lambda s: None
+    archive: Path,
+    db_path: Path,
+    work_dir: Path,
+    progress: Callable[[str], None] = lambda s: None,
+    only: set[str] | None = None,
 ) -> IngestReport:
+    """Ingest every run (or only the run keys in `only`) of an archive."""
     db_path.parent.mkdir(parents=True, exist_ok=True)
     report = IngestReport()
     used_ids: dict[str, str] = {}
@@ -73,6 +113,9 @@ def ingest_archive(
         for row in con.execute("select run_id, run_key from raw.runs").fetchall():
             used_ids[row[0]] = row[1]
         for item in arc.discover(archive, work_dir / "extracted"):
+            key = item.rel_path if isinstance(item, arc.BundleProblem) else item.run_key
+            if only is not None and key not in only:
+                continue
             if isinstance(item, arc.BundleProblem):
                 out = _record_bundle_problem(con, item)
                 report.problems.append(out)
@@ -120,6 +163,7 @@ def _ingest_run(con, folder: arc.RunFolder, used_ids: dict[str, str]) -> RunOutc
         run_date=run_row["run_date"],
         start_utc=start,
         end_utc=run_row["end_utc"],
+        monitor_start_utc=run_row["monitor_start_utc"],
         timezone=run_row["timezone"],
         utc_offset_minutes=run_row["utc_offset_minutes"],
         commands={k: v for k, v in (manifest.tool if manifest else {}).items() if k.endswith("command")},

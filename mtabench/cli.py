@@ -1,4 +1,4 @@
-"""mtabench command line: run | ingest | build | validate | docs | parse."""
+"""mtabench command line: run | scan | ingest | build | validate | publish | docs | parse."""
 
 from __future__ import annotations
 
@@ -24,9 +24,30 @@ def cmd_ingest(args, paths: Paths) -> int:
         print(f"archive {archive} is not a folder", file=sys.stderr)
         return 2
     _progress(f"ingest {archive} -> {paths.db}")
-    report = ingest_archive(archive, paths.db, paths.work_dir, progress=_progress)
+    only = set(args.run) if getattr(args, "run", None) else None
+    report = ingest_archive(archive, paths.db, paths.work_dir, progress=_progress, only=only)
     errors = report.errors
     _progress(f"  {len(report.runs)} runs, {len(report.files)} files, {len(errors)} file error(s)")
+    return 0
+
+
+def cmd_scan(args, paths: Paths) -> int:
+    from ingest.loader import scan_archive
+
+    scans = scan_archive(Path(args.archive or REPO / "samples"), paths.db, paths.work_dir)
+    for s in scans:
+        if args.json:
+            print(json.dumps({"run_key": s.run_key, "state": s.state, "message": s.message}))
+        else:
+            print(f"{s.state:9}  {s.run_key}" + (f"  ({s.message})" if s.message else ""))
+    return 0
+
+
+def cmd_publish(args, paths: Paths) -> int:
+    from mtabench.publish import publish
+
+    served = publish(paths.db, Path(args.serving) if args.serving else paths.serving_db)
+    _progress(f"published {served}")
     return 0
 
 
@@ -114,7 +135,12 @@ def build_parser() -> argparse.ArgumentParser:
     run = add("run", cmd_run, "ingest, build, validate and publish an archive", archive=True)
     run.add_argument("--no-publish", action="store_true", help="do not copy the result to the serving file")
     run.add_argument("--suite", action="append", help=argparse.SUPPRESS)
-    add("ingest", cmd_ingest, "parse an archive into the raw landing tables", archive=True)
+    ing = add("ingest", cmd_ingest, "parse an archive into the raw landing tables", archive=True)
+    ing.add_argument("--run", action="append", metavar="RUN_KEY", help="only this run (repeatable; see scan)")
+    sc = add("scan", cmd_scan, "list the archive's runs as new / changed / unchanged / error", archive=True)
+    sc.add_argument("--json", action="store_true", help="one JSON object per run")
+    pub = add("publish", cmd_publish, "copy the DuckDB file atomically to the serving path")
+    pub.add_argument("--serving", help="serving file (default: $MTABENCH_SERVING_DB or data/serving/)")
     add("build", cmd_build, "dbt build (staging models, marts, tests)")
     add("docs", cmd_docs, "dbt docs generate")
     v = add("validate", cmd_validate, "run the Great Expectations suites")

@@ -3,10 +3,24 @@
 from __future__ import annotations
 
 from ingest.parsers.base import ParseContext, Parser
+from ingest.parsers.dtrace import DtraceParser, SampleSeriesParser
+from ingest.parsers.iostat import IostatParser
 from ingest.parsers.postal import PostalParser
+from ingest.parsers.postconf import PostconfParser
+from ingest.parsers.vmstat import VmstatParser
 
 # Add a parser here and its tables, detection and landing come with it.
-PARSERS: dict[str, Parser] = {p.format: p for p in (PostalParser(),)}
+PARSERS: dict[str, Parser] = {
+    p.format: p
+    for p in (
+        PostalParser(),
+        PostconfParser(),
+        VmstatParser(),
+        IostatParser(),
+        DtraceParser(),
+        SampleSeriesParser(),
+    )
+}
 
 __all__ = ["PARSERS", "ParseContext", "Parser", "get_parser"]
 

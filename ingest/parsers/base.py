@@ -36,9 +36,14 @@ class ParseContext:
     run_date: date | None = None
     start_utc: datetime | None = None  # naive UTC
     end_utc: datetime | None = None
+    monitor_start_utc: datetime | None = None  # samplers (vmstat/iostat) start here, not at load start
     timezone: str = "UTC"
     utc_offset_minutes: int = 0  # local = UTC + offset
     commands: dict[str, str] = field(default_factory=dict)  # tool/vmstat/iostat command lines
+
+    @property
+    def sampler_start_utc(self) -> datetime | None:
+        return self.monitor_start_utc or self.start_utc
 
     def fingerprint(self) -> str:
         import hashlib
