@@ -144,4 +144,37 @@ MARTS: list[Check] = [
     ),
 ]
 
+MARTS += [
+    Check(
+        "system_minutes",
+        "select * from main.system_minutes",
+        [
+            *[
+                ("ExpectColumnValuesToBeBetween", {"column": c, "min_value": 0, "max_value": 100})
+                for c in ("cpu_user", "cpu_system", "cpu_idle", "cpu_iowait", "cpu_steal", "disk_util_pct")
+            ],
+            ("ExpectCompoundColumnsToBeUnique", {"column_list": ["run_id", "minute_at"]}),
+        ],
+    ),
+    Check(
+        "comparisons",
+        """select *,
+                  case when is_significant = (abs(difference) > margin) then 0 else 1 end as verdict_mismatch
+           from main.comparisons""",
+        [
+            ("ExpectColumnValuesToBeBetween", {"column": "n1", "min_value": 2}),
+            ("ExpectColumnValuesToBeBetween", {"column": "margin", "min_value": 0}),
+            (
+                "ExpectColumnValuesToBeInSet",
+                {"column": "confidence", "value_set": [80.0, 90.0, 95.0, 98.0, 99.0, 99.5]},
+            ),
+            ("ExpectColumnValuesToBeBetween", {"column": "verdict_mismatch", "min_value": 0, "max_value": 0}),
+            (
+                "ExpectCompoundColumnsToBeUnique",
+                {"column_list": ["set_kind", "baseline", "candidate", "confidence"]},
+            ),
+        ],
+    ),
+]
+
 SUITES: dict[str, list[Check]] = {"landing": LANDING, "marts": MARTS}

@@ -1,4 +1,4 @@
-"""mtabench command line: run | scan | ingest | build | validate | publish | docs | parse."""
+"""mtabench command line: run | scan | ingest | build | validate | publish | docs | compare | parse."""
 
 from __future__ import annotations
 
@@ -48,6 +48,17 @@ def cmd_publish(args, paths: Paths) -> int:
 
     served = publish(paths.db, Path(args.serving) if args.serving else paths.serving_db)
     _progress(f"published {served}")
+    return 0
+
+
+def cmd_compare(args, paths: Paths) -> int:
+    from mtabench.compare import UnknownSet, compare_sets
+
+    try:
+        print(compare_sets(paths.db, args.sets, args.confidence, args.welch, args.json), end="")
+    except (UnknownSet, ValueError) as exc:
+        print(f"compare: {exc}", file=sys.stderr)
+        return 2
     return 0
 
 
@@ -145,6 +156,15 @@ def build_parser() -> argparse.ArgumentParser:
     add("docs", cmd_docs, "dbt docs generate")
     v = add("validate", cmd_validate, "run the Great Expectations suites")
     v.add_argument("--suite", action="append", choices=["landing", "marts"])
+    cmp_ = add("compare", cmd_compare, "ministat-style comparison of runs (full-minute throughput) or series")
+    cmp_.add_argument("sets", nargs="+", metavar="SET", help="run_id, sample series name, or file of numbers")
+    cmp_.add_argument(
+        "-c", "--confidence", type=float, default=95.0, choices=[80.0, 90.0, 95.0, 98.0, 99.0, 99.5]
+    )
+    cmp_.add_argument(
+        "--welch", action="store_true", help="Welch's t instead of ministat's pooled Student's t"
+    )
+    cmp_.add_argument("--json", action="store_true")
     pp = sub.add_parser("parse", help="print one JSON object per input line of FILE (or - for stdin)")
     pp.add_argument("format")
     pp.add_argument("file")

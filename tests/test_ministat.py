@@ -17,7 +17,7 @@ from mtabench.ministat import Stats, compare, compare_from_summary, fmt_g, rende
 from mtabench.ministat_table import CONFIDENCES, STUDENT_T, rows, t_value
 
 MINISTAT = "/usr/bin/ministat"
-SEED_004 = Path("/work/shared/seeds/004_653119c13a67b49d.txt")
+SEED_004 = Path(__file__).parent / "fixtures/seeds/004_653119c13a67b49d.txt"
 SEED_CSV = Path(__file__).resolve().parents[1] / "dbt_project" / "seeds" / "student_t.csv"
 
 

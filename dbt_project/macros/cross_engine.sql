@@ -24,3 +24,13 @@
 {% macro date_to_timestamp(d) -%}
     cast({{ d }} as timestamp)
 {%- endmacro %}
+
+{% macro regex_match(expr, pattern) -%}
+    {{ return(adapter.dispatch('regex_match', 'mtabench')(expr, pattern)) }}
+{%- endmacro %}
+{% macro default__regex_match(expr, pattern) -%}
+    regexp_matches({{ expr }}, '{{ pattern }}')
+{%- endmacro %}
+{% macro spark__regex_match(expr, pattern) -%}
+    ({{ expr }} rlike '{{ pattern }}')
+{%- endmacro %}

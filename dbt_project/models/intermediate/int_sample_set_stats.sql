@@ -1,0 +1,31 @@
+-- ministat's per-set figures: N, min, max, median (the sorted value at index n/2, the
+-- upper middle for even n, not averaged), mean, and variance (Σx² − (Σx)²/n)/(n−1).
+
+with
+
+ranked as (
+    select
+        *,
+        row_number() over (partition by set_kind, set_name order by value) - 1 as idx,
+        count(*) over (partition by set_kind, set_name) as n,
+    from {{ ref('int_sample_sets') }}
+),
+
+final as (
+    select
+        set_kind,
+        set_name,
+        min(run_id) as run_id,
+        count(*) as n,
+        min(value) as min_value,
+        max(value) as max_value,
+        max(case when idx = floor(n / 2) then value end) as median,
+        sum(value) / count(*) as mean,
+        case when count(*) > 1
+            then (sum(value * value) - sum(value) * sum(value) / count(*)) / (count(*) - 1)
+        end as variance,
+    from ranked
+    group by set_kind, set_name
+)
+
+select *, sqrt(variance) as stddev from final

@@ -1,0 +1,35 @@
+-- Sample series (files of one number per line, as fed to ministat), one row per value.
+-- The series is named after its file (e.g. queue-read.Priority).
+
+with
+
+values_ as (
+    select * from {{ ref('stg_sample_series__values') }}
+),
+
+files as (
+    select * from {{ ref('stg_raw__files') }}
+),
+
+final as (
+    select
+        runs.run_id,
+        regexp_replace(files.path, '^.*/', '') as series,
+        values_.seq,
+        values_.value,
+        -- a unit is known only when the series name says it (…_us, .usec, -ms)
+        case
+            when {{ regex_match('lower(files.path)', '(usec|[._-]us)([._-]|$)') }} then 'us'
+            when {{ regex_match('lower(files.path)', '(msec|[._-]ms)([._-]|$)') }} then 'ms'
+            when {{ regex_match('lower(files.path)', '(nsec|[._-]ns)([._-]|$)') }} then 'ns'
+        end as unit,
+        values_.file_id,
+        values_.line_no,
+    from values_
+    inner join files
+        on values_.file_id = files.file_id
+    inner join {{ ref('int_folder_runs') }} as runs
+        on files.run_key = runs.run_key
+)
+
+select * from final
