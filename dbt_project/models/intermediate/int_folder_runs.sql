@@ -13,7 +13,7 @@ segment_runs as (
         run_key,
         run_id,
         row_number() over (partition by run_key order by run_seq) as pick,
-        max(runs_in_folder) over (partition by run_key) as runs_in_folder,
+        max(runs_in_folder) over (partition by run_key) as runs_in_folder
     from (select distinct run_key, run_id, run_seq, runs_in_folder from {{ ref('int_postal__segment_runs') }})
 ),
 
@@ -21,7 +21,7 @@ final as (
     select
         folders.run_key,
         coalesce(segment_runs.run_id, folders.folder_run_id) as run_id,
-        coalesce(segment_runs.runs_in_folder, 1) > 1 as is_shared_folder,
+        coalesce(segment_runs.runs_in_folder, 1) > 1 as is_shared_folder
     from folders
     left join segment_runs
         on folders.run_key = segment_runs.run_key

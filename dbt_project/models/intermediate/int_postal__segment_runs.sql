@@ -11,7 +11,7 @@ segments as (
     select
         seg.*,
         f.run_key,
-        f.path,
+        f.path
     from {{ ref('stg_postal__segments') }} as seg
     inner join {{ ref('stg_raw__files') }} as f
         on seg.file_id = f.file_id
@@ -24,7 +24,7 @@ row_span as (
         segment,
         max(minute_index) as last_minute_index,
         max(case when row_seq = 1 then clock_minute end) as first_clock,
-        max_by(clock_minute, row_seq) as last_clock,
+        max_by(clock_minute, row_seq) as last_clock
     from {{ ref('stg_postal__rows') }}
     group by file_id, segment
 ),
@@ -36,7 +36,7 @@ with_totals as (
         row_span.first_clock,
         row_span.last_clock,
         sum(segments.n_rows) over (partition by segments.file_id) as file_rows,
-        sum(segments.n_rows) over (partition by segments.run_key) as folder_rows,
+        sum(segments.n_rows) over (partition by segments.run_key) as folder_rows
     from segments
     left join row_span
         on segments.file_id = row_span.file_id
@@ -46,7 +46,7 @@ with_totals as (
 classified as (
     select
         *,
-        (file_rows = 0 and folder_rows > 0) as is_detached_stderr,
+        (file_rows = 0 and folder_rows > 0) as is_detached_stderr
     from with_totals
 ),
 
@@ -54,7 +54,7 @@ numbered as (
     select
         *,
         row_number() over (partition by run_key order by path, segment) as run_seq,
-        count(*) over (partition by run_key) as runs_in_folder,
+        count(*) over (partition by run_key) as runs_in_folder
     from classified
     where not is_detached_stderr
 ),
@@ -68,7 +68,7 @@ sequenced as (
             when run_seq = 1 or first_clock is null then 0
             else (first_clock - lag(last_clock) over (partition by run_key order by run_seq) + 1440) % 1440
         end as advance,
-        coalesce(lag(last_minute_index) over (partition by run_key order by run_seq), 0) as prev_span,
+        coalesce(lag(last_minute_index) over (partition by run_key order by run_seq), 0) as prev_span
     from numbered
 ),
 
@@ -82,7 +82,7 @@ placed as (
         first_value(first_clock) over (
             partition by run_key
             order by case when first_clock is null then 1 else 0 end, run_seq
-        ) as folder_first_clock,
+        ) as folder_first_clock
     from sequenced
 ),
 
@@ -105,7 +105,7 @@ anchored as (
         case
             when runs.start_utc is not null then
                 {{ add_minutes('runs.start_utc', 'runs.utc_offset_minutes') }}
-        end as start_local,
+        end as start_local
     from placed
     inner join runs
         on placed.run_key = runs.run_key
@@ -114,7 +114,7 @@ anchored as (
 resolved as (
     select
         *,
-        {{ add_minutes('anchor_day', 'folder_first_clock') }} as naive_first_label,
+        {{ add_minutes('anchor_day', 'folder_first_clock') }} as naive_first_label
     from anchored
 ),
 
@@ -124,7 +124,7 @@ final as (
         segment,
         run_key,
         case when runs_in_folder = 1 then folder_run_id
-            else folder_run_id || '#' || cast(run_seq as varchar) end as run_id,
+            else folder_run_id || '#' || cast(run_seq as {{ dbt.type_string() }}) end as run_id,
         run_seq,
         runs_in_folder,
         started_by,
@@ -142,7 +142,7 @@ final as (
                  when ' ~ dbt.datediff('start_local', 'naive_first_label', 'minute') ~ ' < -720 then 1440
                  else 0
                end'
-        ) }} as first_label_utc,
+        ) }} as first_label_utc
     from resolved
 ),
 
@@ -159,7 +159,7 @@ detached as (
         classified.n_events,
         cast(null as integer) as first_clock,
         final.utc_offset_minutes,
-        cast(null as timestamp) as first_label_utc,
+        cast(null as timestamp) as first_label_utc
     from classified
     inner join final
         on classified.run_key = final.run_key

@@ -7,7 +7,7 @@ ranked as (
     select
         *,
         row_number() over (partition by set_kind, set_name order by value) - 1 as idx,
-        count(*) over (partition by set_kind, set_name) as n,
+        count(*) over (partition by set_kind, set_name) as n
     from {{ ref('int_sample_sets') }}
 ),
 
@@ -23,7 +23,7 @@ final as (
         sum(value) / count(*) as mean,
         case when count(*) > 1
             then (sum(value * value) - sum(value) * sum(value) / count(*)) / (count(*) - 1)
-        end as variance,
+        end as variance
     from ranked
     group by set_kind, set_name
 )

@@ -5,7 +5,7 @@ select
     'run_throughput' as set_kind,
     run_id as set_name,
     run_id,
-    cast(messages as double) as value,
+    cast(messages as double) as value
 from {{ ref('minutes') }}
 where not is_partial
 
@@ -15,5 +15,5 @@ select
     'series' as set_kind,
     series as set_name,
     run_id,
-    value,
+    value
 from {{ ref('dtrace_samples') }}

@@ -6,7 +6,7 @@ samples as (
     select
         runs.run_id,
         {{ dbt.date_trunc('minute', 'v.sampled_at') }} as minute_at,
-        v.*,
+        v.*
     from {{ ref('stg_vmstat__samples') }} as v
     inner join {{ ref('stg_raw__files') }} as files
         on v.file_id = files.file_id
@@ -34,7 +34,7 @@ final as (
         avg(context_switches) as context_switches,
         avg(swap_used_kb) as swap_used_kb,
         avg(swap_in) as swap_in,
-        avg(swap_out) as swap_out,
+        avg(swap_out) as swap_out
     from samples
     group by run_id, minute_at
 )

@@ -28,7 +28,7 @@ pairs as (
         a.n + b.n - 2 as df,
         b.mean - a.mean as difference,
         sqrt(((b.n - 1) * b.variance + (a.n - 1) * a.variance) / (a.n + b.n - 2)) as pooled_s,
-        sqrt(a.variance / a.n + b.variance / b.n) as welch_se,
+        sqrt(a.variance / a.n + b.variance / b.n) as welch_se
     from stats as a
     inner join stats as b
         on a.set_kind = b.set_kind
@@ -40,7 +40,7 @@ with_welch_df as (
         *,
         -- Welch–Satterthwaite degrees of freedom
         power(var1 / n1 + var2 / n2, 2)
-            / nullif(power(var1 / n1, 2) / (n1 - 1) + power(var2 / n2, 2) / (n2 - 1), 0) as welch_df,
+            / nullif(power(var1 / n1, 2) / (n1 - 1) + power(var2 / n2, 2) / (n2 - 1), 0) as welch_df
     from pairs
 ),
 
@@ -50,7 +50,7 @@ student as (
         p.*,
         t.confidence,
         t.t as t_student,
-        t.t * p.pooled_s * sqrt(1.0 / p.n2 + 1.0 / p.n1) as margin,
+        t.t * p.pooled_s * sqrt(1.0 / p.n2 + 1.0 / p.n1) as margin
     from with_welch_df as p
     inner join student_t as t
         on t.df = case when p.df > 100 then 0 else p.df end
@@ -75,14 +75,14 @@ final as (
         100 * s.margin / nullif(s.mean1, 0) as margin_pct,
         abs(s.difference) > s.margin as is_significant,
         case when abs(s.difference) > s.margin
-            then 'Difference at ' || cast(s.confidence as varchar) || '% confidence'
-            else 'No difference proven at ' || cast(s.confidence as varchar) || '% confidence'
+            then 'Difference at ' || cast(s.confidence as {{ dbt.type_string() }}) || '% confidence'
+            else 'No difference proven at ' || cast(s.confidence as {{ dbt.type_string() }}) || '% confidence'
         end as verdict,
         s.welch_df,
         s.welch_se,
         w.t as t_welch,
         w.t * s.welch_se as welch_margin,
-        abs(s.difference) > w.t * s.welch_se as welch_is_significant,
+        abs(s.difference) > w.t * s.welch_se as welch_is_significant
     from student as s
     left join student_t as w
         on w.confidence = s.confidence

@@ -21,7 +21,7 @@ final as (
         peak_msgs_per_min * {{ var('minutes_per_day') }} as peak_msgs_per_day,
         sustained_msgs_per_min * {{ var('minutes_per_day') }} as sustained_msgs_per_day,
         p10_msgs_per_min * {{ var('minutes_per_day') }} as conservative_msgs_per_day,
-        'injection (load generator per-minute rows)' as basis,
+        'injection (load generator per-minute rows)' as basis
     from runs
 )
 

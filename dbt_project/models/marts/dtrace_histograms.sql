@@ -17,7 +17,7 @@ final as (
         h.bucket_high,
         h.count,
         h.file_id,
-        h.line_no,
+        h.line_no
     from {{ ref('stg_dtrace__histograms') }} as h
     inner join {{ ref('stg_raw__files') }} as files
         on h.file_id = files.file_id

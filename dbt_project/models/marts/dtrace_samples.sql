@@ -24,7 +24,7 @@ final as (
             when {{ regex_match('lower(files.path)', '(nsec|[._-]ns)([._-]|$)') }} then 'ns'
         end as unit,
         values_.file_id,
-        values_.line_no,
+        values_.line_no
     from values_
     inner join files
         on values_.file_id = files.file_id

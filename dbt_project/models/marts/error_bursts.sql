@@ -8,7 +8,7 @@ error_minutes as (
         minute_at,
         minute_offset,
         errors,
-        minute_offset - row_number() over (partition by run_id order by minute_offset) as island,
+        minute_offset - row_number() over (partition by run_id order by minute_offset) as island
     from {{ ref('minutes') }}
     where errors > 0
 ),
@@ -23,7 +23,7 @@ bursts as (
         max(minute_offset) as end_offset,
         count(*) as minutes,
         sum(errors) as errors,
-        max(errors) as peak_errors_per_min,
+        max(errors) as peak_errors_per_min
     from error_minutes
     group by run_id, island
 ),
@@ -31,7 +31,7 @@ bursts as (
 numbered as (
     select
         *,
-        row_number() over (partition by run_id order by start_offset) as burst_no,
+        row_number() over (partition by run_id order by start_offset) as burst_no
     from bursts
 ),
 
@@ -40,10 +40,10 @@ codes as (
         numbered.run_id,
         numbered.burst_no,
         coalesce(
-            cast(events.smtp_code as varchar) || coalesce(' ' || events.enhanced_code, ''),
+            cast(events.smtp_code as {{ dbt.type_string() }}) || coalesce(' ' || events.enhanced_code, ''),
             events.kind
         ) as code,
-        count(*) as n,
+        count(*) as n
     from numbered
     inner join {{ ref('events') }} as events
         on numbered.run_id = events.run_id
@@ -57,7 +57,7 @@ dominant as (
         burst_no,
         code as dominant_code,
         n as dominant_code_events,
-        row_number() over (partition by run_id, burst_no order by n desc, code) as rank_in_burst,
+        row_number() over (partition by run_id, burst_no order by n desc, code) as rank_in_burst
     from codes
 ),
 
@@ -73,7 +73,7 @@ final as (
         numbered.errors,
         numbered.peak_errors_per_min,
         dominant.dominant_code,
-        dominant.dominant_code_events,
+        dominant.dominant_code_events
     from numbered
     left join dominant
         on numbered.run_id = dominant.run_id

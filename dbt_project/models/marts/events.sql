@@ -21,7 +21,7 @@ segment_span as (
     select
         file_id,
         segment,
-        max(minute_index) as last_minute_index,
+        max(minute_index) as last_minute_index
     from postal_rows
     group by file_id, segment
 ),
@@ -35,7 +35,7 @@ placed as (
             when postal_events.next_row_seq is not null then postal_rows.minute_index
             else segment_span.last_minute_index + 1
         end as minute_offset,
-        postal_events.*,
+        postal_events.*
     from postal_events
     inner join segment_runs
         on postal_events.file_id = segment_runs.file_id
@@ -66,7 +66,7 @@ final as (
         detail,
         file_id,
         line_no,
-        item_no,
+        item_no
     from placed
 )
 

@@ -25,7 +25,7 @@ final as (
         postal_rows.ssl_connections,
         postal_rows.is_partial,
         postal_rows.file_id,
-        postal_rows.line_no,
+        postal_rows.line_no
     from postal_rows
     inner join segment_runs
         on postal_rows.file_id = segment_runs.file_id

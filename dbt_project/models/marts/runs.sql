@@ -10,7 +10,7 @@ segment_runs as (
     select distinct
         run_key,
         run_id,
-        runs_in_folder,
+        runs_in_folder
     from {{ ref('int_postal__segment_runs') }}
     where not is_detached_stderr
 ),
@@ -31,7 +31,7 @@ all_runs as (
     select
         folders.*,
         coalesce(segment_runs.run_id, folders.folder_run_id) as run_id,
-        coalesce(segment_runs.runs_in_folder, 1) as runs_in_folder,
+        coalesce(segment_runs.runs_in_folder, 1) as runs_in_folder
     from folders
     left join segment_runs
         on folders.run_key = segment_runs.run_key
@@ -51,7 +51,7 @@ minute_stats as (
         {{ percentile_cont('case when not is_partial then messages end', var('conservative_quantile')) }}
             as p10_msgs_per_min,
         min(minute_at) as first_minute_at,
-        max(minute_at) as last_minute_at,
+        max(minute_at) as last_minute_at
     from minutes
     group by run_id
 ),
@@ -59,7 +59,7 @@ minute_stats as (
 event_stats as (
     select
         run_id,
-        count(*) as events,
+        count(*) as events
     from events
     group by run_id
 ),
@@ -71,7 +71,7 @@ file_stats as (
         sum(case when status = 'error' then 1 else 0 end) as files_with_errors,
         sum(coalesce(lines_quarantined, 0)) as lines_quarantined,
         sum(case when format = 'postal' and status = 'loaded' then 1 else 0 end) as postal_files,
-        sum(case when status = 'loaded' and format <> 'manifest' then 1 else 0 end) as data_files,
+        sum(case when status = 'loaded' and format <> 'manifest' then 1 else 0 end) as data_files
     from files
     group by run_key
 ),
@@ -95,7 +95,7 @@ joined as (
         coalesce(file_stats.files_with_errors, 0) as files_with_errors,
         coalesce(file_stats.lines_quarantined, 0) as lines_quarantined,
         coalesce(file_stats.postal_files, 0) as postal_files,
-        coalesce(file_stats.data_files, 0) as data_files,
+        coalesce(file_stats.data_files, 0) as data_files
     from all_runs
     left join minute_stats
         on all_runs.run_id = minute_stats.run_id
@@ -142,16 +142,16 @@ final as (
         end as status,
         case
             when postal_files > 0 and coalesce(minutes, 0) = 0
-                then 'load generator printed no per-minute rows (' || cast(events as varchar) || ' events)'
+                then 'load generator printed no per-minute rows (' || cast(events as {{ dbt.type_string() }}) || ' events)'
             when data_files = 0 then 'no data file could be loaded'
-            when files_with_errors > 0 then cast(files_with_errors as varchar) || ' file(s) failed to load'
-            when lines_quarantined > 0 then cast(lines_quarantined as varchar) || ' line(s) quarantined'
+            when files_with_errors > 0 then cast(files_with_errors as {{ dbt.type_string() }}) || ' file(s) failed to load'
+            when lines_quarantined > 0 then cast(lines_quarantined as {{ dbt.type_string() }}) || ' line(s) quarantined'
             when minutes > 0 and full_minutes = 0 then 'no full minute recorded'
         end as status_reason,
         has_manifest,
         inferred,
         load_exit_code,
-        notes,
+        notes
     from joined
 )
 

@@ -6,7 +6,7 @@ samples as (
     select
         runs.run_id,
         {{ dbt.date_trunc('minute', 'd.sampled_at') }} as minute_at,
-        d.*,
+        d.*
     from {{ ref('stg_iostat__devices') }} as d
     inner join {{ ref('stg_raw__files') }} as files
         on d.file_id = files.file_id
@@ -30,7 +30,7 @@ final as (
         avg(writes_per_s) as writes_per_s,
         avg(read_kb_per_s) as read_kb_per_s,
         avg(write_kb_per_s) as write_kb_per_s,
-        avg(queue_size) as queue_size,
+        avg(queue_size) as queue_size
     from samples
     group by run_id, minute_at, device
 )

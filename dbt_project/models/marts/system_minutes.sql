@@ -14,7 +14,7 @@ devices as (
 busiest as (
     select
         *,
-        row_number() over (partition by run_id, minute_at order by util_pct desc, device) as rank_in_minute,
+        row_number() over (partition by run_id, minute_at order by util_pct desc, device) as rank_in_minute
     from devices
 ),
 
@@ -62,7 +62,7 @@ final as (
         busiest.read_await_ms as disk_read_await_ms,
         busiest.write_await_ms as disk_write_await_ms,
         busiest.writes_per_s as disk_writes_per_s,
-        busiest.write_kb_per_s as disk_write_kb_per_s,
+        busiest.write_kb_per_s as disk_write_kb_per_s
     from keys
     left join vmstat
         on keys.run_id = vmstat.run_id

@@ -17,7 +17,7 @@ renamed as (
         bucket_label,
         bucket_low,
         bucket_high,
-        count,
+        count
     from source
 )
 

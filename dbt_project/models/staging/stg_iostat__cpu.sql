@@ -12,11 +12,11 @@ renamed as (
         report_index,
         sampled_at,
         is_since_boot,
-        "user" as cpu_user,
+        {{ adapter.quote('user') }} as cpu_user,
         system as cpu_system,
         iowait as cpu_iowait,
         steal as cpu_steal,
-        idle as cpu_idle,
+        idle as cpu_idle
     from source
 )
 

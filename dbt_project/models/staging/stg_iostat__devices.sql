@@ -22,7 +22,7 @@ renamed as (
         -- sysstat 12 dropped the combined await; older versions print only it
         coalesce(await, (r_await * r_s + w_await * w_s) / nullif(r_s + w_s, 0)) as await_ms,
         aqu_sz as queue_size,
-        util as util_pct,
+        util as util_pct
     from source
 )
 

@@ -15,7 +15,7 @@ renamed as (
         smtp_code,
         enhanced_code,
         detail,
-        text,
+        text
     from source
 )
 

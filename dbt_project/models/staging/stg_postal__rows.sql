@@ -24,7 +24,7 @@ renamed as (
         is_first_row,
         is_repeat_label,
         -- the first row covers a partial minute; bhm's repeated last label is a partial final minute
-        (is_first_row or is_repeat_label) as is_partial,
+        (is_first_row or is_repeat_label) as is_partial
     from source
 )
 

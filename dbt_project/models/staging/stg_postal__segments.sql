@@ -13,7 +13,7 @@ renamed as (
         last_line,
         header,
         n_rows,
-        n_events,
+        n_events
     from source
 )
 

@@ -19,7 +19,7 @@ renamed as (
         lines_parsed,
         lines_noise,
         lines_quarantined,
-        ingested_at,
+        ingested_at
     from source
 )
 

@@ -31,7 +31,7 @@ renamed as (
         mta_name as mta,
         mta_version,
         settings_json as settings,
-        notes,
+        notes
     from source
 )
 

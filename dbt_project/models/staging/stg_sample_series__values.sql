@@ -9,7 +9,7 @@ renamed as (
         file_id,
         line_no,
         seq,
-        value,
+        value
     from source
 )
 

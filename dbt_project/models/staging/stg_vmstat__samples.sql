@@ -20,13 +20,13 @@ renamed as (
         so as swap_out,
         bi as blocks_in,
         bo as blocks_out,
-        "in" as interrupts,
+        {{ adapter.quote('in') }} as interrupts,
         cs as context_switches,
         us as cpu_user,
         sy as cpu_system,
         id as cpu_idle,
         wa as cpu_iowait,
-        st as cpu_steal,
+        st as cpu_steal
     from source
 )
 
