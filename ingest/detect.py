@@ -10,15 +10,7 @@ from ingest.source import BadInput, FileSource, looks_binary
 
 # Formats we recognise but have no parser for yet: the file is recorded as
 # 'unsupported' (with its lines counted), never silently ignored.
-RECOGNISED_ONLY: dict[str, re.Pattern[str]] = {
-    "maillog": re.compile(
-        r"^(?:[A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d|\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\S*) \S+ "
-        r"(?:postfix[\w/-]*|sendmail|exim)\S*(?:\[\d+\])?: ",
-        re.M,
-    ),
-    "smtp_source": re.compile(r"^start \d{4}-\d\d-\d\dT", re.M),
-    "queue_sizes": re.compile(r"^utc,incoming,active,deferred", re.M),
-}
+RECOGNISED_ONLY: dict[str, re.Pattern[str]] = {}
 
 
 @dataclass(frozen=True)

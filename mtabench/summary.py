@@ -15,14 +15,15 @@ COLUMNS = [
     ("peak_msgs_per_min", "peak/min"),
     ("sustained_msgs_per_min", "median/min"),
     ("p10_msgs_per_min", "p10/min"),
-    ("sustained_msgs_per_day", "median/day"),
+    ("delivered_msgs_per_min", "delivered/min"),
+    ("sustainable_msgs_per_day", "sustainable/day"),
 ]
 
 
 def summary_rows(db: Path) -> list[dict]:
     with duckdb.connect(str(db), read_only=True) as con:
         cur = con.execute(
-            """select r.*, d.sustained_msgs_per_day
+            """select r.*, d.sustainable_msgs_per_day
                from main.runs r left join main.daily_capacity d using (run_id)
                order by r.started_at nulls last, r.run_id"""
         )

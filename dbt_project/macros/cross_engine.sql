@@ -34,3 +34,14 @@
 {% macro spark__regex_match(expr, pattern) -%}
     ({{ expr }} rlike '{{ pattern }}')
 {%- endmacro %}
+
+{# seconds since the epoch, with fractions #}
+{% macro epoch_seconds(ts) -%}
+    {{ return(adapter.dispatch('epoch_seconds', 'mtabench')(ts)) }}
+{%- endmacro %}
+{% macro default__epoch_seconds(ts) -%}
+    (epoch_us({{ ts }}) / 1000000.0)
+{%- endmacro %}
+{% macro spark__epoch_seconds(ts) -%}
+    (unix_micros({{ ts }}) / 1000000.0)
+{%- endmacro %}

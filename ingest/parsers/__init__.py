@@ -5,8 +5,11 @@ from __future__ import annotations
 from ingest.parsers.base import ParseContext, Parser
 from ingest.parsers.dtrace import DtraceParser, SampleSeriesParser
 from ingest.parsers.iostat import IostatParser
+from ingest.parsers.maillog import MaillogParser
 from ingest.parsers.postal import PostalParser
 from ingest.parsers.postconf import PostconfParser
+from ingest.parsers.queue_sizes import QueueSizesParser
+from ingest.parsers.smtp_source import SmtpSourceParser
 from ingest.parsers.vmstat import VmstatParser
 
 # Add a parser here and its tables, detection and landing come with it.
@@ -15,6 +18,9 @@ PARSERS: dict[str, Parser] = {
     for p in (
         PostalParser(),
         PostconfParser(),
+        MaillogParser(),
+        SmtpSourceParser(),
+        QueueSizesParser(),
         VmstatParser(),
         IostatParser(),
         DtraceParser(),

@@ -6,7 +6,7 @@ select
     run_id as set_name,
     run_id,
     cast(messages as double) as value
-from {{ ref('minutes') }}
+from {{ ref('int_postal__minutes') }}
 where not is_partial
 
 union all

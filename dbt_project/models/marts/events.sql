@@ -1,73 +1,59 @@
--- Everything that went wrong or was worth noting, one row per source line item.
--- postal prints an error before the row of the minute it happened in, so an event
--- takes the minute of the row it precedes; events after the last row fall in the
--- (unprinted) minute after it; a stderr-only file has no minutes at all.
+-- Everything that went wrong or was worth noting, one row per source line item, with
+-- provenance (file_id, line_no). postal events have minute resolution (see
+-- int_postal__events); maillog events carry their log timestamp.
 
 with
 
-postal_events as (
-    select * from {{ ref('stg_postal__events') }}
+postal as (
+    select * from {{ ref('int_postal__events') }}
 ),
 
-postal_rows as (
-    select * from {{ ref('stg_postal__rows') }}
+maillog_lines as (
+    select * from {{ ref('int_maillog__lines') }}
 ),
 
-segment_runs as (
-    select * from {{ ref('int_postal__segment_runs') }}
+anchors as (
+    select run_id, min({{ add_minutes('minute_at', '-minute_offset') }}) as anchor_at
+    from {{ ref('minutes') }}
+    group by run_id
 ),
 
-segment_span as (
+maillog as (
     select
-        file_id,
-        segment,
-        max(minute_index) as last_minute_index
-    from postal_rows
-    group by file_id, segment
-),
-
-placed as (
-    select
-        segment_runs.run_id,
-        segment_runs.first_label_utc,
+        maillog_lines.run_id,
+        maillog_lines.logged_at as event_at,
+        {{ dbt.datediff('anchors.anchor_at', 'maillog_lines.minute_at', 'minute') }} as minute_offset,
+        'maillog' as source,
         case
-            when segment_runs.is_detached_stderr then null
-            when postal_events.next_row_seq is not null then postal_rows.minute_index
-            else segment_span.last_minute_index + 1
-        end as minute_offset,
-        postal_events.*
-    from postal_events
-    inner join segment_runs
-        on postal_events.file_id = segment_runs.file_id
-        and postal_events.segment = segment_runs.segment
-    left join postal_rows
-        on postal_events.file_id = postal_rows.file_id
-        and postal_events.segment = postal_rows.segment
-        and postal_events.next_row_seq = postal_rows.row_seq
-    left join segment_span
-        on postal_events.file_id = segment_span.file_id
-        and postal_events.segment = segment_span.segment
-),
-
-final as (
-    select
-        run_id,
-        {{ add_minutes('first_label_utc', 'minute_offset - 1') }} as event_at,
-        minute_offset,
-        'postal' as source,
-        kind,
+            when is_deferral then 'deferred'
+            when is_bounced then 'bounced'
+            when is_expired then 'expired'
+            when is_rejected then 'reject'
+            when lower(coalesce(maillog_lines.message, '')) like '%lookup%fail%'
+                or lower(coalesce(maillog_lines.message, '')) like '%lookup error%' then 'lookup_failure'
+            else maillog_lines.kind
+        end as kind,
         case
-            when smtp_code >= 500 then 'permanent'
-            when smtp_code >= 400 then 'temporary'
-            else 'error'
+            when maillog_lines.kind in ('fatal', 'panic') then 'fatal'
+            when maillog_lines.kind = 'error' then 'error'
+            when maillog_lines.kind = 'warning' then 'warning'
+            when is_bounced or is_expired or maillog_lines.smtp_code >= 500 then 'permanent'
+            else 'temporary'
         end as severity,
-        smtp_code,
-        enhanced_code,
-        detail,
-        file_id,
-        line_no,
-        item_no
-    from placed
+        maillog_lines.smtp_code,
+        maillog_lines.enhanced_code,
+        coalesce(maillog_lines.reason, maillog_lines.status_text, maillog_lines.detail, maillog_lines.message)
+            as detail,
+        maillog_lines.file_id,
+        maillog_lines.line_no,
+        0 as item_no,
+    from maillog_lines
+    left join anchors
+        on maillog_lines.run_id = anchors.run_id
+    where is_deferral or is_bounced or is_expired or is_rejected
+        or maillog_lines.kind in ('warning', 'error', 'fatal', 'panic', 'reject_warning')
 )
 
-select * from final
+select * from postal
+union all
+select * from maillog

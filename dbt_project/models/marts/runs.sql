@@ -16,7 +16,7 @@ segment_runs as (
 ),
 
 minutes as (
-    select * from {{ ref('minutes') }}
+    select * from {{ ref('int_postal__minutes') }}
 ),
 
 events as (
@@ -25,6 +25,49 @@ events as (
 
 files as (
     select * from {{ ref('stg_raw__files') }}
+),
+
+smtp_source as (
+    select
+        runs.run_id,
+        min(s.start_at) as load_start,
+        max(s.end_at) as load_end,
+        sum(s.messages) as messages
+    from {{ source('raw', 'smtp_source_runs') }} as s
+    inner join files on s.file_id = files.file_id
+    inner join {{ ref('int_folder_runs') }} as runs on files.run_key = runs.run_key
+    group by runs.run_id
+),
+
+mail_lines as (
+    select
+        lines.*,
+        coalesce(smtp_source.load_start, folders.start_utc) as load_start,
+        coalesce(smtp_source.load_end, folders.end_utc) as load_end
+    from {{ ref('int_maillog__lines') }} as lines
+    inner join {{ ref('int_folder_runs') }} as fr on lines.run_id = fr.run_id
+    inner join folders on fr.run_key = folders.run_key
+    left join smtp_source on lines.run_id = smtp_source.run_id
+),
+
+-- pflogsumm's totals over the run's maillog (the drain log kept apart), and the
+-- injection/delivery balance inside the load window
+mail_stats as (
+    select
+        run_id,
+        sum(case when is_received and not is_drain_file then 1 else 0 end) as received,
+        sum(case when is_delivered and not is_drain_file then 1 else 0 end) as delivered,
+        count(distinct case when is_deferral and not is_drain_file then queue_id end) as deferred,
+        sum(case when is_bounced and not is_drain_file then 1 else 0 end) as bounced,
+        sum(case when is_rejected and not is_drain_file then 1 else 0 end) as rejected,
+        sum(case when is_delivered then 1 else 0 end) as delivered_incl_drain,
+        max(case when is_delivered then logged_at end) as last_delivery_at,
+        sum(case when is_received and logged_at between load_start and load_end then 1 else 0 end)
+            as received_during_load,
+        sum(case when is_delivered and logged_at between load_start and load_end then 1 else 0 end)
+            as delivered_during_load
+    from mail_lines
+    group by run_id
 ),
 
 all_runs as (
@@ -95,7 +138,19 @@ joined as (
         coalesce(file_stats.files_with_errors, 0) as files_with_errors,
         coalesce(file_stats.lines_quarantined, 0) as lines_quarantined,
         coalesce(file_stats.postal_files, 0) as postal_files,
-        coalesce(file_stats.data_files, 0) as data_files
+        coalesce(file_stats.data_files, 0) as data_files,
+        smtp_source.messages as smtp_source_messages,
+        coalesce(smtp_source.load_start, all_runs.start_utc) as load_start,
+        coalesce(smtp_source.load_end, all_runs.end_utc) as load_end,
+        mail_stats.received,
+        mail_stats.delivered,
+        mail_stats.deferred,
+        mail_stats.bounced,
+        mail_stats.rejected,
+        mail_stats.delivered_incl_drain,
+        mail_stats.last_delivery_at,
+        mail_stats.received_during_load,
+        mail_stats.delivered_during_load
     from all_runs
     left join minute_stats
         on all_runs.run_id = minute_stats.run_id
@@ -103,6 +158,23 @@ joined as (
         on all_runs.run_id = event_stats.run_id
     left join file_stats
         on all_runs.run_key = file_stats.run_key
+    left join smtp_source
+        on all_runs.run_id = smtp_source.run_id
+    left join mail_stats
+        on all_runs.run_id = mail_stats.run_id
+),
+
+timed as (
+    select
+        *,
+        -- seed 001: time to inject = load start -> load end; time to deliver = load start -> last delivery
+        case when runs_in_folder = 1 then
+            {{ epoch_seconds('load_end') }} - {{ epoch_seconds('load_start') }}
+        end as time_to_inject_s,
+        case when runs_in_folder = 1 then
+            {{ epoch_seconds('last_delivery_at') }} - {{ epoch_seconds('load_start') }}
+        end as time_to_deliver_s
+    from joined
 ),
 
 final as (
@@ -123,7 +195,7 @@ final as (
             else {{ add_minutes('last_minute_at', 1) }} end as ended_at,
         coalesce(minutes, 0) as minutes,
         coalesce(full_minutes, 0) as full_minutes,
-        coalesce(total_messages, 0) as total_messages,
+        coalesce(total_messages, smtp_source_messages, 0) as total_messages,
         coalesce(total_kb, 0) as total_kb,
         coalesce(total_errors, 0) as total_errors,
         coalesce(total_connections, 0) as total_connections,
@@ -133,6 +205,20 @@ final as (
         -- share of attempted messages that failed
         cast(total_errors as double) / nullif(total_messages + total_errors, 0) as error_rate,
         events,
+        received,
+        delivered,
+        deferred,
+        bounced,
+        rejected,
+        delivered_incl_drain,
+        time_to_inject_s,
+        time_to_deliver_s,
+        -- seed 001: throughput = messages delivered / time to deliver
+        60.0 * delivered_incl_drain / nullif(time_to_deliver_s, 0) as delivered_msgs_per_min,
+        60.0 * received_during_load / nullif(time_to_inject_s, 0) as injected_msgs_per_min,
+        -- injection minus delivery while the load ran, when positive: the queue grows
+        greatest(60.0 * (received_during_load - delivered_during_load) / nullif(time_to_inject_s, 0), 0)
+            as queue_growth_per_min,
         case
             when postal_files > 0 and coalesce(minutes, 0) = 0 then 'failed'
             when data_files = 0 then 'failed'
@@ -152,7 +238,7 @@ final as (
         inferred,
         load_exit_code,
         notes
-    from joined
+    from timed
 )
 
 select * from final

@@ -1,0 +1,201 @@
+"""Benchmark MaillogParser.land against pflogsumm and a bare DuckDB line count.
+
+Builds a plain-text maillog of --gb gigabytes (default 1.0) in a temporary directory under
+/tmp by repeating the sample Postfix maillogs with their timestamps shifted so that lines
+stay in time order, then times, on that one file:
+
+  (a) MaillogParser.land into a fresh DuckDB file (in a subprocess: peak RSS measured),
+  (b) pflogsumm (Debian package) reading the file,
+  (c) `select count(*) from read_csv(...)` with the parser's reader options.
+
+DuckDB runs with 2 threads, memory_limit 2GB and a spill directory. Usage:
+
+    uv run python bench/maillog_bench.py [--gb 1.0] [--keep]
+"""
+
+from __future__ import annotations
+
+import argparse
+import gzip
+import json
+import resource
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from datetime import datetime, timedelta
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+SOURCES = sorted((ROOT / "samples" / "runs").glob("*/maillog*.gz")) + [
+    ROOT / "tests" / "fixtures" / "misc" / "postfix37_maillog_file.log.gz"
+]
+YEAR = 2026
+DUCK_SETTINGS = "set threads=2; set memory_limit='2GB'; set preserve_insertion_order=true;"
+
+_CHILD_LAND = r"""
+import json, sys, time, duckdb
+sys.path.insert(0, sys.argv[1])
+from pathlib import Path
+from ingest.landing import CORE_DDL, PROVENANCE
+from ingest.parsers.base import ParseContext
+from ingest.parsers.maillog import MaillogParser
+from ingest.source import FileSource
+log, db, spill, settings = sys.argv[2], sys.argv[3], sys.argv[4], sys.argv[5]
+t0 = time.perf_counter()
+con = duckdb.connect(db)
+con.execute(settings)
+con.execute(f"set temp_directory='{spill}'")
+con.execute("create schema raw")
+for table, cols in MaillogParser.tables.items():
+    con.execute(f"create table raw.{table} ({PROVENANCE}, {cols})")
+for t in ("noise", "quarantine"):
+    con.execute(f"create table raw.{t} ({CORE_DDL[t]})")
+con.execute("begin")
+c = MaillogParser().land(con, 1, FileSource(Path(log), Path(log).name), ParseContext(year=int(sys.argv[6])))
+con.execute("commit")
+con.execute("checkpoint")
+con.close()
+print(json.dumps({"seconds": time.perf_counter() - t0, "total": c.total, "parsed": c.parsed,
+                  "noise": c.noise, "quarantined": c.quarantined}))
+"""
+
+_CHILD_COUNT = r"""
+import json, sys, time, duckdb
+sys.path.insert(0, sys.argv[1])
+from ingest.parsers.maillog import READ_OPTS
+log, settings = sys.argv[2], sys.argv[3]
+t0 = time.perf_counter()
+con = duckdb.connect()
+con.execute(settings)
+n = con.execute(f"select count(*) from read_csv('{log}', {READ_OPTS})").fetchone()[0]
+print(json.dumps({"seconds": time.perf_counter() - t0, "lines": n}))
+"""
+
+
+def _stamp(line: bytes) -> datetime | None:
+    try:
+        return datetime.strptime(f"{YEAR} " + line[:15].decode(), "%Y %b %d %H:%M:%S")
+    except ValueError:
+        return None
+
+
+def _block() -> tuple[list[list[bytes]], list[timedelta], timedelta]:
+    """Sample files as line lists, each file's shift so it follows the previous, total span."""
+    files, shifts = [], []
+    cursor: datetime | None = None
+    first: datetime | None = None
+    for src in SOURCES:
+        lines = gzip.decompress(src.read_bytes()).splitlines(keepends=True)
+        stamps = [s for s in (_stamp(ln) for ln in lines) if s]
+        if not stamps:
+            continue
+        shift = timedelta(0) if cursor is None else (cursor - stamps[0] + timedelta(seconds=1))
+        first = first or stamps[0] + shift
+        cursor = stamps[-1] + shift
+        files.append(lines)
+        shifts.append(shift)
+    assert cursor is not None and first is not None
+    return files, shifts, cursor - first + timedelta(seconds=1)
+
+
+def build_log(path: Path, gb: float) -> tuple[int, int]:
+    files, shifts, span = _block()
+    target = int(gb * 1e9)
+    size = lines_out = rep = 0
+    with path.open("wb") as out:
+        while size < target:
+            for lines, shift in zip(files, shifts, strict=True):
+                delta = shift + span * rep
+                cache: dict[bytes, bytes] = {}
+
+                def restamp(ln: bytes, delta=delta, cache=cache) -> bytes:
+                    key = ln[:15]
+                    new = cache.get(key)
+                    if new is None:
+                        st = _stamp(ln)
+                        new = cache[key] = (
+                            key if st is None else (st + delta).strftime("%b %e %H:%M:%S").encode()
+                        )
+                    return new + ln[15:]
+
+                chunk = b"".join(map(restamp, lines))
+                out.write(chunk)
+                size += len(chunk)
+                lines_out += len(lines)
+            rep += 1
+    return size, lines_out
+
+
+def run_child(code: str, *args: str) -> dict:
+    out = subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True, check=True)
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--gb", type=float, default=1.0, help="size of the generated maillog in GB (1e9 bytes)")
+    ap.add_argument("--keep", action="store_true", help="keep the temporary directory")
+    args = ap.parse_args()
+    pflogsumm = shutil.which("pflogsumm") or "/usr/sbin/pflogsumm"
+    if not Path(pflogsumm).exists():
+        subprocess.run(["apt-get", "install", "-y", "pflogsumm"], check=True, capture_output=True)
+    tmp = Path(tempfile.mkdtemp(prefix="maillog-bench-", dir="/tmp"))
+    try:
+        log = tmp / "maillog"
+        t0 = time.perf_counter()
+        size, n = build_log(log, args.gb)
+        print(
+            f"built {log}: {size / 1e9:.3f} GB, {n:,} lines in {time.perf_counter() - t0:.1f} s", flush=True
+        )
+
+        (tmp / "spill").mkdir()
+        ours = run_child(
+            _CHILD_LAND,
+            str(ROOT),
+            str(log),
+            str(tmp / "bench.duckdb"),
+            str(tmp / "spill"),
+            DUCK_SETTINGS,
+            str(YEAR),
+        )
+        peak_kb = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+        db_size = (tmp / "bench.duckdb").stat().st_size
+        assert ours["total"] == n, (ours, n)
+
+        t = time.perf_counter()
+        subprocess.run(
+            [pflogsumm, str(log)], check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+        )
+        pf_s = time.perf_counter() - t
+
+        bare = run_child(_CHILD_COUNT, str(ROOT), str(log), DUCK_SETTINGS)
+        assert bare["lines"] == n, (bare, n)
+
+        def rate(s: float) -> str:
+            return f"{s:8.2f} s  {n / s:>12,.0f} lines/s  {size / 1e6 / s:8.1f} MB/s"
+
+        print(
+            f"lines: {n:,}  (parsed {ours['parsed']:,}, noise {ours['noise']:,}, "
+            f"quarantined {ours['quarantined']:,})"
+        )
+        print(
+            f"(a) MaillogParser.land -> DuckDB file  {rate(ours['seconds'])}   "
+            f"peak RSS {peak_kb / 1024:.0f} MiB, db {db_size / 1e6:.0f} MB"
+        )
+        print(f"(b) pflogsumm                          {rate(pf_s)}")
+        print(f"(c) bare DuckDB count(*) read_csv      {rate(bare['seconds'])}")
+        print(f"ours / pflogsumm speed: {pf_s / ours['seconds']:.1f}x   (target >= 20x)")
+        print(f"ours / bare count speed: {bare['seconds'] / ours['seconds']:.3f}   (target >= 0.333)")
+    finally:
+        if args.keep:
+            print(f"kept {tmp}")
+        else:
+            shutil.rmtree(tmp, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,79 @@
+-- Maillog lines with their run, the run's window, and what each line counts as.
+-- Counting follows pflogsumm's definitions so totals can be checked against it:
+--   received  = smtpd/postscreen `QUEUEID: client=` and pickup `uid=|sender=` lines
+--               (Exim `<=` arrivals, Sendmail `from=` lines)
+--   delivered = `status=sent` delivery lines (per recipient), local forwards excluded
+--   deferral  = `status=deferred` lines; bounced = `status=bounced` lines
+--   rejected  = smtpd/postscreen `reject:` lines and cleanup header/body rejects
+
+with
+
+lines as (
+    select * from {{ ref('stg_maillog__lines') }}
+),
+
+files as (
+    select file_id, run_key, path from {{ ref('stg_raw__files') }}
+),
+
+folder_runs as (
+    select * from {{ ref('int_folder_runs') }}
+),
+
+windows as (
+    select
+        run_key,
+        coalesce(monitor_start_utc, start_utc) as window_start,
+        coalesce(monitor_end_utc, end_utc) as window_end,
+        start_utc as load_start,
+        end_utc as load_end,
+    from {{ ref('stg_raw__runs') }}
+),
+
+classified as (
+    select
+        folder_runs.run_id,
+        files.path,
+        -- a drain log holds what happened after the run window (settings restored)
+        lower(files.path) like '%drain%' as is_drain_file,
+        windows.window_start,
+        windows.window_end,
+        lines.*,
+        (
+            (lines.kind = 'client' and lines.pid is not null and lines.daemon in ('smtpd', 'postscreen'))
+            or (lines.kind = 'pickup' and lines.queue_id is not null and lines.daemon = 'pickup')
+            or (lines.kind = 'arrival')
+            or (lines.kind = 'from' and lines.program in ('sendmail', 'sm-mta'))
+        ) as is_received,
+        (
+            lines.kind = 'delivery' and lines.status = 'sent'
+            and coalesce(lines.status_text not like '%forwarded as %', true)
+        ) as is_delivered,
+        lines.kind = 'delivery' and lines.status = 'deferred' as is_deferral,
+        lines.kind = 'delivery' and lines.status = 'bounced' as is_bounced,
+        lines.kind = 'expired' or (lines.kind = 'delivery' and lines.status = 'expired') as is_expired,
+        (
+            lines.kind = 'reject' and (
+                not lines.is_postfix
+                or (lines.daemon in ('smtpd', 'postscreen') and lines.reject_action = 'reject')
+                or (lines.daemon = 'cleanup' and lines.reject_stage in ('header', 'body', 'END-OF-MESSAGE'))
+            )
+        ) as is_rejected,
+    from lines
+    inner join files
+        on lines.file_id = files.file_id
+    inner join folder_runs
+        on files.run_key = folder_runs.run_key
+    left join windows
+        on files.run_key = windows.run_key
+),
+
+final as (
+    select
+        *,
+        {{ dbt.date_trunc('minute', 'logged_at') }} as minute_at,
+        coalesce(logged_at between window_start and window_end, not is_drain_file) as in_window,
+    from classified
+)
+
+select * from final

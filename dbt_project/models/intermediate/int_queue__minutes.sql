@@ -1,0 +1,33 @@
+-- The queue sampler's last sample in each run-minute (queue.txt).
+
+with
+
+samples as (
+    select
+        runs.run_id,
+        {{ dbt.date_trunc('minute', 'q.sampled_at') }} as minute_at,
+        q.sampled_at,
+        q.incoming + q.active + q.deferred + q.maildrop as queued,
+        q.incoming,
+        q.active,
+        q.deferred,
+        row_number() over (
+            partition by runs.run_id, {{ dbt.date_trunc('minute', 'q.sampled_at') }}
+            order by q.sampled_at desc
+        ) as recency,
+    from {{ source('raw', 'queue_samples') }} as q
+    inner join {{ ref('stg_raw__files') }} as files
+        on q.file_id = files.file_id
+    inner join {{ ref('int_folder_runs') }} as runs
+        on files.run_key = runs.run_key
+)
+
+select
+    run_id,
+    minute_at,
+    queued as queue_sampled,
+    incoming as queue_incoming,
+    active as queue_active,
+    deferred as queue_deferred
+from samples
+where recency = 1

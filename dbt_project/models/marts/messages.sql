@@ -1,0 +1,106 @@
+-- One row per queue id per run: when the MTA received it, who sent it, and how its
+-- deliveries ended. Delay figures come from the last delivery line (Postfix `delays=a/b/c/d`:
+-- before the queue manager / in the queue manager / connection setup / transmission).
+
+with
+
+lines as (
+    select * from {{ ref('int_maillog__lines') }}
+    where queue_id is not null
+),
+
+received as (
+    select
+        run_id,
+        queue_id,
+        min(logged_at) as received_at,
+        max(client) as client,
+    from lines
+    where is_received
+    group by run_id, queue_id
+),
+
+headers as (
+    select
+        run_id,
+        queue_id,
+        max(message_id) as message_id,
+        max(sender) as sender,
+        max(size) as size,
+        max(nrcpt) as nrcpt,
+    from lines
+    where kind in ('message_id', 'qmgr_from', 'from', 'arrival')
+    group by run_id, queue_id
+),
+
+deliveries as (
+    select
+        *,
+        row_number() over (partition by run_id, queue_id order by logged_at desc, file_id, line_no desc)
+            as recency,
+    from lines
+    where kind = 'delivery' or is_expired
+),
+
+delivery_span as (
+    select
+        run_id,
+        queue_id,
+        min(logged_at) as first_delivery_at,
+        max(logged_at) as last_delivery_at,
+        sum(case when is_delivered then 1 else 0 end) as delivered_recipients,
+        sum(case when is_deferral then 1 else 0 end) as deferrals,
+        sum(case when is_bounced then 1 else 0 end) as bounced_recipients,
+    from deliveries
+    group by run_id, queue_id
+),
+
+keys as (
+    select run_id, queue_id from received
+    union
+    select run_id, queue_id from headers
+    union
+    select run_id, queue_id from deliveries
+),
+
+final as (
+    select
+        keys.run_id,
+        keys.queue_id,
+        received.received_at,
+        received.client,
+        headers.message_id,
+        headers.sender,
+        headers.size,
+        headers.nrcpt,
+        delivery_span.first_delivery_at,
+        delivery_span.last_delivery_at,
+        coalesce(delivery_span.delivered_recipients, 0) as delivered_recipients,
+        coalesce(delivery_span.deferrals, 0) as deferrals,
+        coalesce(delivery_span.bounced_recipients, 0) as bounced_recipients,
+        case
+            when last_delivery.is_expired then 'expired'
+            when last_delivery.status is not null then last_delivery.status
+            else 'queued'
+        end as final_status,
+        last_delivery.delay,
+        last_delivery.delay_before_qmgr,
+        last_delivery.delay_in_qmgr,
+        last_delivery.delay_conn_setup,
+        last_delivery.delay_transmission,
+        last_delivery.relay,
+        last_delivery.dsn,
+    from keys
+    left join received
+        on keys.run_id = received.run_id and keys.queue_id = received.queue_id
+    left join headers
+        on keys.run_id = headers.run_id and keys.queue_id = headers.queue_id
+    left join delivery_span
+        on keys.run_id = delivery_span.run_id and keys.queue_id = delivery_span.queue_id
+    left join deliveries as last_delivery
+        on keys.run_id = last_delivery.run_id
+        and keys.queue_id = last_delivery.queue_id
+        and last_delivery.recency = 1
+)
+
+select * from final
