@@ -8,7 +8,7 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from ingest.landing import CORE_DDL, PROVENANCE
+from ingest.landing import ensure_schema
 from ingest.parsers.base import ParseContext
 from ingest.parsers.queue_sizes import QueueSizesParser
 from ingest.source import FileSource
@@ -19,12 +19,8 @@ SAMPLES = sorted((ROOT / "samples" / "runs").glob("*/queue.txt"))
 
 @pytest.fixture
 def con():
-    c = duckdb.connect()
-    c.execute("create schema raw")
-    for table, cols in QueueSizesParser.tables.items():
-        c.execute(f"create table raw.{table} ({PROVENANCE}, {cols})")
-    for t in ("noise", "quarantine"):
-        c.execute(f"create table raw.{t} ({CORE_DDL[t]})")
+    c = duckdb.connect()  # an in-memory landing schema, as the loader creates it
+    ensure_schema(c)
     yield c
     c.close()
 

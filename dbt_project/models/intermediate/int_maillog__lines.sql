@@ -13,11 +13,7 @@ lines as (
 ),
 
 files as (
-    select file_id, run_key, path from {{ ref('stg_raw__files') }}
-),
-
-folder_runs as (
-    select * from {{ ref('int_folder_runs') }}
+    select * from {{ ref('int_file_runs') }}
 ),
 
 windows as (
@@ -26,13 +22,13 @@ windows as (
         coalesce(monitor_start_utc, start_utc) as window_start,
         coalesce(monitor_end_utc, end_utc) as window_end,
         start_utc as load_start,
-        end_utc as load_end,
+        end_utc as load_end
     from {{ ref('stg_raw__runs') }}
 ),
 
 classified as (
     select
-        folder_runs.run_id,
+        files.run_id,
         files.path,
         -- a drain log holds what happened after the run window (settings restored)
         lower(files.path) like '%drain%' as is_drain_file,
@@ -58,12 +54,10 @@ classified as (
                 or (lines.daemon in ('smtpd', 'postscreen') and lines.reject_action = 'reject')
                 or (lines.daemon = 'cleanup' and lines.reject_stage in ('header', 'body', 'END-OF-MESSAGE'))
             )
-        ) as is_rejected,
+        ) as is_rejected
     from lines
     inner join files
         on lines.file_id = files.file_id
-    inner join folder_runs
-        on files.run_key = folder_runs.run_key
     left join windows
         on files.run_key = windows.run_key
 ),
@@ -72,7 +66,7 @@ final as (
     select
         *,
         {{ dbt.date_trunc('minute', 'logged_at') }} as minute_at,
-        coalesce(logged_at between window_start and window_end, not is_drain_file) as in_window,
+        coalesce(logged_at between window_start and window_end, not is_drain_file) as in_window
     from classified
 )
 

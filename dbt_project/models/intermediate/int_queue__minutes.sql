@@ -14,12 +14,10 @@ samples as (
         row_number() over (
             partition by runs.run_id, {{ dbt.date_trunc('minute', 'q.sampled_at') }}
             order by q.sampled_at desc
-        ) as recency,
+        ) as recency
     from {{ source('raw', 'queue_samples') }} as q
-    inner join {{ ref('stg_raw__files') }} as files
-        on q.file_id = files.file_id
-    inner join {{ ref('int_folder_runs') }} as runs
-        on files.run_key = runs.run_key
+    inner join {{ ref('int_file_runs') }} as runs
+        on q.file_id = runs.file_id
 )
 
 select

@@ -4,14 +4,12 @@ with
 
 samples as (
     select
-        runs.run_id,
+        file_runs.run_id,
         {{ dbt.date_trunc('minute', 'v.sampled_at') }} as minute_at,
         v.*
     from {{ ref('stg_vmstat__samples') }} as v
-    inner join {{ ref('stg_raw__files') }} as files
-        on v.file_id = files.file_id
-    inner join {{ ref('int_folder_runs') }} as runs
-        on files.run_key = runs.run_key
+    inner join {{ ref('int_file_runs') }} as file_runs
+        on v.file_id = file_runs.file_id
     where not v.is_since_boot
         and v.sampled_at is not null
 ),

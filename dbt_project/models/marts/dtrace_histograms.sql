@@ -4,7 +4,7 @@ with
 
 final as (
     select
-        runs.run_id,
+        files.run_id,
         regexp_replace(files.path, '^.*/', '') as source_file,
         h.block_index,
         h.tool,
@@ -19,10 +19,8 @@ final as (
         h.file_id,
         h.line_no
     from {{ ref('stg_dtrace__histograms') }} as h
-    inner join {{ ref('stg_raw__files') }} as files
+    inner join {{ ref('int_file_runs') }} as files
         on h.file_id = files.file_id
-    inner join {{ ref('int_folder_runs') }} as runs
-        on files.run_key = runs.run_key
 )
 
 select * from final

@@ -8,12 +8,12 @@ values_ as (
 ),
 
 files as (
-    select * from {{ ref('stg_raw__files') }}
+    select * from {{ ref('int_file_runs') }}
 ),
 
 final as (
     select
-        runs.run_id,
+        files.run_id,
         regexp_replace(files.path, '^.*/', '') as series,
         values_.seq,
         values_.value,
@@ -28,8 +28,6 @@ final as (
     from values_
     inner join files
         on values_.file_id = files.file_id
-    inner join {{ ref('int_folder_runs') }} as runs
-        on files.run_key = runs.run_key
 )
 
 select * from final

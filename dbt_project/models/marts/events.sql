@@ -46,7 +46,7 @@ maillog as (
             as detail,
         maillog_lines.file_id,
         maillog_lines.line_no,
-        0 as item_no,
+        0 as item_no
     from maillog_lines
     left join anchors
         on maillog_lines.run_id = anchors.run_id

@@ -14,7 +14,7 @@ received as (
         run_id,
         queue_id,
         min(logged_at) as received_at,
-        max(client) as client,
+        max(client) as client
     from lines
     where is_received
     group by run_id, queue_id
@@ -27,7 +27,7 @@ headers as (
         max(message_id) as message_id,
         max(sender) as sender,
         max(size) as size,
-        max(nrcpt) as nrcpt,
+        max(nrcpt) as nrcpt
     from lines
     where kind in ('message_id', 'qmgr_from', 'from', 'arrival')
     group by run_id, queue_id
@@ -37,7 +37,7 @@ deliveries as (
     select
         *,
         row_number() over (partition by run_id, queue_id order by logged_at desc, file_id, line_no desc)
-            as recency,
+            as recency
     from lines
     where kind = 'delivery' or is_expired
 ),
@@ -50,7 +50,7 @@ delivery_span as (
         max(logged_at) as last_delivery_at,
         sum(case when is_delivered then 1 else 0 end) as delivered_recipients,
         sum(case when is_deferral then 1 else 0 end) as deferrals,
-        sum(case when is_bounced then 1 else 0 end) as bounced_recipients,
+        sum(case when is_bounced then 1 else 0 end) as bounced_recipients
     from deliveries
     group by run_id, queue_id
 ),
@@ -89,7 +89,7 @@ final as (
         last_delivery.delay_conn_setup,
         last_delivery.delay_transmission,
         last_delivery.relay,
-        last_delivery.dsn,
+        last_delivery.dsn
     from keys
     left join received
         on keys.run_id = received.run_id and keys.queue_id = received.queue_id

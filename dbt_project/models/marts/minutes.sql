@@ -28,7 +28,7 @@ keys as (
 folder_runs as (
     select
         folder_runs.run_id,
-        runs.start_utc,
+        runs.start_utc
     from {{ ref('int_folder_runs') }} as folder_runs
     inner join {{ ref('stg_raw__runs') }} as runs
         on folder_runs.run_key = runs.run_key
@@ -42,7 +42,7 @@ anchors as (
             min(case when postal.minute_offset = 0 then postal.minute_at end),
             min({{ dbt.date_trunc('minute', 'folder_runs.start_utc') }}),
             min(keys.minute_at)
-        ) as anchor_at,
+        ) as anchor_at
     from keys
     left join postal
         on keys.run_id = postal.run_id and keys.minute_at = postal.minute_at
@@ -73,7 +73,7 @@ joined as (
         coalesce(maillog.from_drain_log, false) as from_drain_log,
         queue.queue_sampled,
         postal.file_id,
-        postal.line_no,
+        postal.line_no
     from keys
     inner join anchors
         on keys.run_id = anchors.run_id
@@ -93,7 +93,7 @@ final as (
             sum(coalesce(received, 0) - coalesce(delivered, 0)) over (
                 partition by run_id order by minute_at rows between unbounded preceding and current row
             )
-        end as queue_backlog,
+        end as queue_backlog
     from joined
 )
 

@@ -34,8 +34,7 @@ smtp_source as (
         max(s.end_at) as load_end,
         sum(s.messages) as messages
     from {{ source('raw', 'smtp_source_runs') }} as s
-    inner join files on s.file_id = files.file_id
-    inner join {{ ref('int_folder_runs') }} as runs on files.run_key = runs.run_key
+    inner join {{ ref('int_file_runs') }} as runs on s.file_id = runs.file_id
     group by runs.run_id
 ),
 

@@ -4,14 +4,12 @@ with
 
 samples as (
     select
-        runs.run_id,
+        file_runs.run_id,
         {{ dbt.date_trunc('minute', 'd.sampled_at') }} as minute_at,
         d.*
     from {{ ref('stg_iostat__devices') }} as d
-    inner join {{ ref('stg_raw__files') }} as files
-        on d.file_id = files.file_id
-    inner join {{ ref('int_folder_runs') }} as runs
-        on files.run_key = runs.run_key
+    inner join {{ ref('int_file_runs') }} as file_runs
+        on d.file_id = file_runs.file_id
     where not d.is_since_boot
         and d.sampled_at is not null
 ),
