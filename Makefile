@@ -1,5 +1,7 @@
 # mtabench: `make run` builds data/mtabench.duckdb from samples/; `make test` runs the tests.
-.PHONY: setup run ingest build validate docs test lint bench clean
+.PHONY: setup run ingest build validate docs test lint bench clean \
+	airflow-setup airflow-up airflow-down airflow-status \
+	superset-setup serve serve-stop dashboards-import dashboards-export
 
 UV ?= uv
 ARCHIVE ?= samples
@@ -23,6 +25,33 @@ lint: setup
 
 bench: setup
 	$(UV) run --frozen python bench/maillog_bench.py
+
+airflow-setup: setup
+	bash scripts/airflow_env.sh
+
+airflow-up: setup
+	bash scripts/airflow_services.sh start
+
+airflow-down:
+	bash scripts/airflow_services.sh stop
+
+airflow-status:
+	bash scripts/airflow_services.sh status
+
+superset-setup: setup
+	bash scripts/superset.sh setup
+
+dashboards-import: superset-setup
+	bash scripts/superset.sh import
+
+serve: dashboards-import
+	bash scripts/superset.sh serve
+
+serve-stop:
+	bash scripts/superset.sh stop
+
+dashboards-export:
+	bash scripts/superset.sh export
 
 clean:
 	rm -rf data dbt_project/target dbt_project/logs

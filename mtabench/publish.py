@@ -19,6 +19,7 @@ def publish(db: Path, serving: Path) -> Path:
     os.close(fd)
     try:
         shutil.copyfile(db, tmp)
+        os.chmod(tmp, 0o644)  # mkstemp makes it 0600; readers may run as another user
         os.replace(tmp, serving)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)

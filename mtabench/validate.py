@@ -39,6 +39,10 @@ def validate(db_path: Path, gx_dir: Path, suites: list[str] | None = None) -> Pa
 
     gx_dir.mkdir(parents=True, exist_ok=True)
     ctx = gx.get_context(mode="file", project_root_dir=str(gx_dir))
+    from great_expectations.data_context.types.base import ProgressBarsConfig
+
+    # one progress bar per expectation floods the CLI's output
+    ctx.variables.progress_bars = ProgressBarsConfig(globally=False, metric_calculations=False)
     source = ctx.data_sources.add_or_update_pandas("mtabench")
     failures: list[Failure] = []
     with duckdb.connect(str(db_path), read_only=True) as con:

@@ -1,0 +1,257 @@
+"""Open every Superset dashboard in headless Chromium and check that every chart rendered.
+
+Runs in Superset's venv (selenium is a Superset dependency), with Debian's chromium and
+/usr/bin/chromedriver:
+
+    envs/superset/.venv/bin/python dashboards/render_check.py --base http://127.0.0.1:8088 \
+        --user admin --password-file data/superset/admin_password --png-dir data/superset/screenshots
+
+For each dashboard: log in through the form, open it, wait (on locators: the CSP forbids
+eval, so no string wait_for_function) until every chart holder shows a rendered chart (an
+ECharts canvas/svg or a table row) or an error / empty state, fail on any error or empty
+state, save a full-page PNG per dashboard (<png-dir>/<slug>.png), then ask the chart data
+API (/api/v1/chart/<id>/data/) for every chart and require rows. Prints a JSON report.
+
+--save-query-context: an authoring aid for charts written by hand in YAML (which have no
+query_context, so /api/v1/chart/<id>/data/ answers 400): record the chart data request the
+browser sends for each chart and store it as the chart's query_context; then run
+`scripts/superset.sh export`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import requests
+from selenium import webdriver
+from selenium.common.exceptions import TimeoutException
+from selenium.webdriver.chrome.service import Service
+from selenium.webdriver.common.by import By
+from selenium.webdriver.support import expected_conditions as ec
+from selenium.webdriver.support.ui import WebDriverWait
+
+CHART = '[data-test="chart-grid-component"]'
+RENDERED = (
+    # ECharts draws on a canvas (or svg); tables render rows; big numbers a header.
+    "[_echarts_instance_] canvas, [_echarts_instance_] svg, table tbody tr, .header-line"
+)
+FAILED = (
+    '[role="alert"], .ant-alert-error, [data-test="chart-error"], .ant-empty, '
+    '[data-test="empty-state"], .empty-state, .superset-empty-state'
+)
+CHROME_FLAGS = [
+    "--headless=new",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-dev-shm-usage",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--disable-extensions",
+    "--disable-default-apps",
+    "--metrics-recording-only",
+    "--hide-scrollbars",
+    "--force-device-scale-factor=1",
+]
+
+
+class Api:
+    def __init__(self, base: str, user: str, password: str):
+        self.base = base.rstrip("/")
+        self.s = requests.Session()
+        r = self.s.post(
+            f"{self.base}/api/v1/security/login",
+            json={"username": user, "password": password, "provider": "db", "refresh": False},
+            timeout=60,
+        )
+        r.raise_for_status()
+        self.s.headers["Authorization"] = f"Bearer {r.json()['access_token']}"
+        csrf = self.s.get(f"{self.base}/api/v1/security/csrf_token/", timeout=60)
+        csrf.raise_for_status()
+        self.s.headers["X-CSRFToken"] = csrf.json()["result"]
+        self.s.headers["Referer"] = self.base
+
+    def get(self, path: str, **kw) -> requests.Response:
+        return self.s.get(f"{self.base}{path}", timeout=120, **kw)
+
+    def put(self, path: str, **kw) -> requests.Response:
+        return self.s.put(f"{self.base}{path}", timeout=120, **kw)
+
+    def dashboards(self) -> list[dict]:
+        q = "(page_size:100,order_column:dashboard_title,order_direction:asc)"
+        return self.get(f"/api/v1/dashboard/?q={q}").json()["result"]
+
+    def dashboard_charts(self, dash_id: int) -> list[dict]:
+        return self.get(f"/api/v1/dashboard/{dash_id}/charts").json()["result"]
+
+    def chart_rows(self, chart_id: int) -> tuple[int, int, str]:
+        r = self.get(f"/api/v1/chart/{chart_id}/data/", params={"force": "true"})
+        if r.status_code != 200:
+            return r.status_code, 0, r.text[:300]
+        body = r.json()
+        rows = sum(int(res.get("rowcount") or len(res.get("data") or [])) for res in body["result"])
+        errors = [res.get("error") for res in body["result"] if res.get("error")]
+        return r.status_code, rows, "; ".join(map(str, errors))
+
+
+def make_driver(width: int, height: int, capture: bool) -> webdriver.Chrome:
+    opts = webdriver.ChromeOptions()
+    for flag in CHROME_FLAGS:
+        opts.add_argument(flag)
+    opts.add_argument(f"--user-data-dir={tempfile.mkdtemp(prefix='mtabench-chromium-')}")
+    opts.add_argument(f"--window-size={width},{height}")
+    opts.binary_location = "/usr/bin/chromium"
+    if capture:
+        opts.set_capability("goog:loggingPrefs", {"performance": "ALL"})
+    return webdriver.Chrome(service=Service("/usr/bin/chromedriver"), options=opts)
+
+
+def login(driver: webdriver.Chrome, base: str, user: str, password: str, timeout: float) -> None:
+    driver.get(f"{base}/login/")
+    wait = WebDriverWait(driver, timeout)
+    wait.until(ec.presence_of_element_located((By.CSS_SELECTOR, "input#username, input[name=username]")))
+    driver.find_element(By.CSS_SELECTOR, "input#username, input[name=username]").send_keys(user)
+    pw = driver.find_element(By.CSS_SELECTOR, "input#password, input[name=password]")
+    pw.send_keys(password)
+    pw.submit() if pw.get_attribute("form") else pw.send_keys("\n")
+    wait.until(lambda d: "/login" not in d.current_url)
+
+
+def wait_for_charts(driver: webdriver.Chrome, expected: int, timeout: float) -> list[dict]:
+    """Wait until each chart holder is rendered or failed; return per-chart states."""
+
+    def states(d):
+        out = []
+        for el in d.find_elements(By.CSS_SELECTOR, CHART):
+            failed = [
+                f.text.strip() or f.get_attribute("class") for f in el.find_elements(By.CSS_SELECTOR, FAILED)
+            ]
+            rendered = el.find_elements(By.CSS_SELECTOR, RENDERED)
+            out.append(
+                {
+                    "id": int(el.get_attribute("data-test-chart-id")),
+                    "name": el.get_attribute("data-test-chart-name"),
+                    "viz_type": el.get_attribute("data-test-viz-type"),
+                    "rendered": bool(rendered) and not failed,
+                    "failed": failed,
+                }
+            )
+        return out
+
+    def done(d):
+        s = states(d)
+        return s if len(s) >= expected and all(c["rendered"] or c["failed"] for c in s) else False
+
+    try:
+        result = WebDriverWait(driver, timeout, poll_frequency=0.5).until(done)
+    except TimeoutException:
+        return states(driver)
+    time.sleep(1.5)  # let ECharts finish its entry animation before the screenshot
+    return states(driver) or result
+
+
+def captured_query_contexts(driver: webdriver.Chrome) -> dict[int, dict]:
+    """Chart data request bodies the page sent, by slice_id (needs the performance log)."""
+    found: dict[int, dict] = {}
+    for entry in driver.get_log("performance"):
+        msg = json.loads(entry["message"])["message"]
+        if msg.get("method") != "Network.requestWillBeSent":
+            continue
+        req = msg["params"]["request"]
+        if req.get("method") != "POST" or "/api/v1/chart/data" not in req.get("url", ""):
+            continue
+        body = req.get("postData")
+        if body is None:
+            try:
+                body = driver.execute_cdp_cmd(
+                    "Network.getRequestPostData", {"requestId": msg["params"]["requestId"]}
+                )["postData"]
+            except Exception:  # noqa: BLE001 - the request may be gone already
+                continue
+        qc = json.loads(body)
+        slice_id = (qc.get("form_data") or {}).get("slice_id")
+        if slice_id:
+            found[int(slice_id)] = qc
+    return found
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--base", default="http://127.0.0.1:8088")
+    p.add_argument("--user", default="admin")
+    p.add_argument("--password-file", type=Path, required=True)
+    p.add_argument("--png-dir", type=Path, action="append", default=[], help="repeatable")
+    p.add_argument("--width", type=int, default=1400)
+    p.add_argument("--height", type=int, default=2200)
+    p.add_argument("--timeout", type=float, default=90)
+    p.add_argument("--save-query-context", action="store_true")
+    p.add_argument("--report", type=Path)
+    args = p.parse_args(argv)
+    password = args.password_file.read_text().strip()
+    base = args.base.rstrip("/")
+
+    api = Api(base, args.user, password)
+    report: dict = {"dashboards": [], "ok": True}
+    driver = make_driver(args.width, args.height, args.save_query_context)
+    try:
+        login(driver, base, args.user, password, args.timeout)
+        for dash in api.dashboards():
+            slug = dash.get("slug") or str(dash["id"])
+            charts = api.dashboard_charts(dash["id"])
+            t0 = time.monotonic()
+            driver.get(f"{base}/superset/dashboard/{slug}/")
+            states = wait_for_charts(driver, len(charts), args.timeout)
+            took = round(time.monotonic() - t0, 1)
+            for png_dir in args.png_dir:
+                png_dir.mkdir(parents=True, exist_ok=True)
+                full = driver.execute_script("return document.documentElement.scrollHeight")
+                driver.set_window_size(args.width, max(args.height, int(full)))
+                driver.save_screenshot(str(png_dir / f"{slug}.png"))
+            saved = []
+            if args.save_query_context:
+                for chart_id, qc in captured_query_contexts(driver).items():
+                    r = api.put(
+                        f"/api/v1/chart/{chart_id}",
+                        json={"query_context": json.dumps(qc), "query_context_generation": True},
+                    )
+                    if r.status_code != 200:
+                        raise SystemExit(f"PUT chart {chart_id}: {r.status_code} {r.text[:300]}")
+                    saved.append(chart_id)
+            data = {}
+            for c in charts:
+                status, rows, err = api.chart_rows(c["id"])
+                data[c["id"]] = {"status": status, "rows": rows, "error": err}
+            entry = {
+                "id": dash["id"],
+                "slug": slug,
+                "title": dash["dashboard_title"],
+                "seconds": took,
+                "charts_expected": len(charts),
+                "charts": [dict(s, data=data.get(s["id"])) for s in states],
+                "query_context_saved": saved,
+            }
+            entry["ok"] = (
+                len(states) == len(charts)
+                and all(s["rendered"] and not s["failed"] for s in states)
+                and all(d["status"] == 200 and d["rows"] > 0 and not d["error"] for d in data.values())
+            )
+            report["ok"] &= entry["ok"]
+            report["dashboards"].append(entry)
+    finally:
+        driver.quit()
+    text = json.dumps(report, indent=2)
+    if args.report:
+        args.report.write_text(text)
+    print(text)
+    return 0 if report["ok"] else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

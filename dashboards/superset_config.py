@@ -1,0 +1,86 @@
+"""Superset configuration for the mtabench dashboards (loaded via SUPERSET_CONFIG_PATH).
+
+Everything lives under the state directory: $MTABENCH_SUPERSET_HOME, else
+$MTABENCH_DATA/superset, else <repo>/data/superset (data/ is gitignored):
+the SQLite metadata DB, the generated secret key and the admin password.
+Loopback only, no outside requests from the browser (CSP), SQL Lab read-only.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+DATA_DIR = Path(os.environ.get("MTABENCH_DATA", REPO / "data")).resolve()
+STATE_DIR = Path(os.environ.get("MTABENCH_SUPERSET_HOME", DATA_DIR / "superset")).resolve()
+STATE_DIR.mkdir(parents=True, exist_ok=True)
+
+
+def _secret_key() -> str:
+    key = os.environ.get("MTABENCH_SUPERSET_SECRET_KEY")
+    if key:
+        return key
+    path = STATE_DIR / "secret_key"
+    if not path.exists():
+        # Written once, then reused: the key encrypts stored database credentials.
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        with os.fdopen(fd, "w") as f:
+            f.write(secrets.token_urlsafe(48))
+    return path.read_text().strip()
+
+
+SECRET_KEY = _secret_key()
+SQLALCHEMY_DATABASE_URI = f"sqlite:///{STATE_DIR / 'superset.db'}?check_same_thread=false"
+
+# Single host, no Redis: in-process caches and rate limits.
+CACHE_CONFIG = {"CACHE_TYPE": "SimpleCache", "CACHE_DEFAULT_TIMEOUT": 300}
+DATA_CACHE_CONFIG = {"CACHE_TYPE": "SimpleCache", "CACHE_DEFAULT_TIMEOUT": 60}
+FILTER_STATE_CACHE_CONFIG = {"CACHE_TYPE": "SimpleCache", "CACHE_DEFAULT_TIMEOUT": 86400}
+EXPLORE_FORM_DATA_CACHE_CONFIG = {"CACHE_TYPE": "SimpleCache", "CACHE_DEFAULT_TIMEOUT": 86400}
+RATELIMIT_STORAGE_URI = "memory://"
+
+# The front end requests a tracking pixel from an outside host; SCARF_ANALYTICS=False
+# alone does not stop it, the CSP below does (img-src/connect-src: self, blob:, data:).
+SCARF_ANALYTICS = False
+TALISMAN_ENABLED = True
+TALISMAN_CONFIG = {
+    "content_security_policy": {
+        "base-uri": ["'self'"],
+        "default-src": ["'self'"],
+        "img-src": ["'self'", "blob:", "data:"],
+        "connect-src": ["'self'", "blob:", "data:"],
+        "worker-src": ["'self'", "blob:"],
+        "object-src": "'none'",
+        "style-src": ["'self'", "'unsafe-inline'"],
+        "font-src": ["'self'", "data:"],
+        "script-src": ["'self'", "'strict-dynamic'"],
+    },
+    "content_security_policy_nonce_in": ["script-src"],
+    "force_https": False,
+    "session_cookie_secure": False,
+}
+CONTENT_SECURITY_POLICY_WARNING = False
+
+FEATURE_FLAGS = {
+    "DASHBOARD_NATIVE_FILTERS": True,
+    "DASHBOARD_CROSS_FILTERS": True,
+    # render every chart at once (screenshots and render checks see the whole dashboard)
+    "DASHBOARD_VIRTUALIZATION": False,
+    "ENABLE_TEMPLATE_PROCESSING": False,
+    "ALERT_REPORTS": False,
+    "THUMBNAILS": False,
+    "TAGGING_SYSTEM": False,
+    "EMBEDDED_SUPERSET": False,
+}
+
+# SQL Lab: read-only by construction (the database is imported with allow_dml: false
+# and opened read-only by DuckDB); no uploads.
+SQLLAB_CTAS_NO_LIMIT = False
+SQL_MAX_ROW = 100000
+PREVENT_UNSAFE_DB_CONNECTIONS = True
+
+# No outside calls at start-up or in the UI.
+MAPBOX_API_KEY = ""
+SLACK_API_TOKEN = None

@@ -1,0 +1,218 @@
+"""Task logic for the Airflow DAGs in dags/ (runs in the Airflow venv, not the data venv).
+
+The Airflow environment (envs/airflow) has neither duckdb nor dbt nor Great Expectations:
+every task calls the project CLI of the data venv (`<repo>/.venv/bin/mtabench`) in a
+subprocess, and maps its exit status onto Airflow's retry semantics:
+
+- 0: success;
+- 3 (a failed expectation) and 2 (usage error): AirflowFailException, no retry; the
+  message carries the CLI's report naming each failed expectation;
+- anything else (a DuckDB lock held by someone else, an I/O error, a crash): a plain
+  exception, retried with exponential backoff.
+
+Only the standard library is imported at module level, so DAG parsing stays cheap.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+
+log = logging.getLogger(__name__)
+
+REPO = Path(__file__).resolve().parents[1]
+POOL = "mtabench_duckdb"  # 1 slot: every task that opens the DuckDB file runs alone
+DEFAULT_SCHEDULE = "*/15 * * * *"
+VALIDATION_FAILED = 3
+USAGE_ERROR = 2
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Where things live, from the environment with defaults beside the repo."""
+
+    repo: Path
+    inbox: Path
+    data: Path
+    venv_bin: Path
+    db: Path
+    serving: Path
+    schedule: str | None
+
+    @classmethod
+    def from_env(cls, env: dict[str, str] | None = None) -> Settings:
+        env = dict(os.environ if env is None else env)
+        repo = Path(env.get("MTABENCH_REPO") or REPO).resolve()
+        data = Path(env.get("MTABENCH_DATA") or repo / "data").resolve()
+        schedule = env.get("MTABENCH_INBOX_SCHEDULE", DEFAULT_SCHEDULE).strip()
+        return cls(
+            repo=repo,
+            inbox=Path(env.get("MTABENCH_INBOX") or data / "inbox").resolve(),
+            data=data,
+            venv_bin=Path(env.get("MTABENCH_VENV_BIN") or repo / ".venv" / "bin"),
+            db=Path(env.get("MTABENCH_DB") or data / "mtabench.duckdb").resolve(),
+            serving=Path(env.get("MTABENCH_SERVING_DB") or data / "serving" / "mtabench.duckdb").resolve(),
+            schedule=None if schedule.lower() in ("", "none", "null", "off") else schedule,
+        )
+
+    @property
+    def dbt_executable(self) -> Path:
+        return self.venv_bin / "dbt"
+
+    @property
+    def dbt_project(self) -> Path:
+        return self.repo / "dbt_project"
+
+    @property
+    def profiles_yml(self) -> Path:
+        return self.dbt_project / "profiles.yml"
+
+    def dbt_env(self) -> dict[str, str]:
+        """Environment for dbt (Cosmos renders and runs it in a temporary copy of the project)."""
+        return {
+            "MTABENCH_DB": str(self.db),
+            "MTABENCH_TARGET": "duckdb",
+            "DBT_SEND_ANONYMOUS_USAGE_STATS": "false",
+        }
+
+    def cli_env(self) -> dict[str, str]:
+        env = dict(os.environ)
+        env.update(
+            MTABENCH_DATA=str(self.data),
+            MTABENCH_DB=str(self.db),
+            MTABENCH_SERVING_DB=str(self.serving),
+            GX_ANALYTICS_ENABLED="false",
+            TQDM_DISABLE="1",  # GX progress bars would fill the task logs
+            DBT_SEND_ANONYMOUS_USAGE_STATS="false",
+        )
+        # the Airflow venv's interpreter settings must not leak into the data venv
+        for k in ("PYTHONPATH", "PYTHONHOME", "VIRTUAL_ENV"):
+            env.pop(k, None)
+        return env
+
+
+class CliFailed(Exception):
+    """A transient or unexpected failure of the CLI: Airflow retries it."""
+
+
+def _fail_fast(msg: str) -> Exception:
+    from airflow.sdk.exceptions import AirflowFailException
+
+    return AirflowFailException(msg)
+
+
+def run_cli(settings: Settings, *args: str) -> str:
+    """Run `mtabench ARGS` from the data venv; return stdout, or raise per the exit status."""
+    cmd = [str(settings.venv_bin / "mtabench"), *args]
+    log.info("running %s", " ".join(cmd))
+    proc = subprocess.run(
+        cmd, env=settings.cli_env(), cwd=settings.repo, capture_output=True, text=True, check=False
+    )
+    for line in proc.stdout.splitlines():
+        log.info("%s", line)
+    for line in proc.stderr.splitlines():
+        log.warning("%s", line)
+    what = "mtabench " + " ".join(args)
+    if proc.returncode == VALIDATION_FAILED:
+        report = (
+            proc.stderr[proc.stderr.find("VALIDATION FAILED") :] if "VALIDATION FAILED" in proc.stderr else ""
+        )
+        raise _fail_fast(f"{what}: {report.strip() or 'validation failed'}")
+    if proc.returncode == USAGE_ERROR:
+        raise _fail_fast(f"{what}: usage error (exit 2): {proc.stderr.strip()}")
+    if proc.returncode != 0:
+        tail = "\n".join((proc.stderr or proc.stdout).strip().splitlines()[-20:])
+        raise CliFailed(f"{what} exited {proc.returncode}:\n{tail}")
+    return proc.stdout
+
+
+# ---- tasks -------------------------------------------------------------------------------
+
+
+def scan(settings: Settings) -> list[str]:
+    """The inbox's runs that are new, changed or newly broken (bundles): what to ingest."""
+    settings.inbox.mkdir(parents=True, exist_ok=True)
+    out = run_cli(settings, "scan", str(settings.inbox), "--json")
+    scans = [json.loads(line) for line in out.splitlines() if line.startswith("{")]
+    for s in scans:
+        log.info("%-9s %s%s", s["state"], s["run_key"], f"  ({s['message']})" if s.get("message") else "")
+    to_ingest = [s["run_key"] for s in scans if s["state"] in ("new", "changed", "error")]
+    log.info("%d of %d run(s) to ingest from %s", len(to_ingest), len(scans), settings.inbox)
+    return to_ingest
+
+
+def unpublished(settings: Settings) -> bool:
+    """Landing newer than the serving copy: an earlier run ingested but did not publish
+    (e.g. a failed expectation), so build, validate and publish again."""
+    if not settings.db.exists():
+        return False
+    return not settings.serving.exists() or settings.db.stat().st_mtime > settings.serving.stat().st_mtime
+
+
+def anything_to_do(settings: Settings, run_keys: list[str]) -> bool:
+    pending = unpublished(settings)
+    log.info("%d run(s) to ingest; landing %s", len(run_keys), "unpublished" if pending else "published")
+    return bool(run_keys) or pending
+
+
+def ingest_run(settings: Settings, run_key: str) -> str:
+    """Ingest one run (or record one broken bundle) of the inbox."""
+    out = run_cli(settings, "ingest", str(settings.inbox), "--run", run_key)
+    if "!" in out:
+        log.warning("%s: some files could not be read; recorded in raw.files (status 'error')", run_key)
+    return run_key
+
+
+def validate(settings: Settings, suite: str) -> None:
+    run_cli(settings, "validate", "--suite", suite)
+
+
+def publish(settings: Settings) -> str:
+    run_cli(settings, "publish")
+    return str(settings.serving)
+
+
+def serving_report(settings: Settings) -> dict:
+    """Read the serving file (read-only, through the data venv's duckdb) and summarise it."""
+    code = (
+        "import duckdb, json, sys\n"
+        "with duckdb.connect(sys.argv[1], read_only=True) as con:\n"
+        "    n = con.execute('select count(*) from main.runs').fetchone()[0]\n"
+        '    s = con.execute("select status, count(*) from main.runs group by all order by 1").fetchall()\n'
+        "print(json.dumps({'runs': n, 'by_status': dict(s)}))\n"
+    )
+    proc = subprocess.run(
+        [str(settings.venv_bin / "python"), "-c", code, str(settings.serving)],
+        env=settings.cli_env(),
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    if proc.returncode != 0:
+        raise CliFailed(f"reading {settings.serving} failed:\n{proc.stderr.strip()}")
+    report = json.loads(proc.stdout)
+    log.info("serving file %s: %d runs %s", settings.serving, report["runs"], report["by_status"])
+    return report
+
+
+# ---- assets ------------------------------------------------------------------------------
+# Named by their file URI, so two set-ups with different data folders never collide in one
+# Airflow metadata DB, and a downstream DAG built from the same environment matches.
+
+
+def landing_asset(settings: Settings):
+    from airflow.sdk import Asset
+
+    return Asset(uri=settings.db.as_uri(), group="mtabench", extra={"role": "landing", "format": "duckdb"})
+
+
+def serving_asset(settings: Settings):
+    from airflow.sdk import Asset
+
+    return Asset(
+        uri=settings.serving.as_uri(), group="mtabench", extra={"role": "serving", "format": "duckdb"}
+    )

@@ -1,0 +1,84 @@
+"""The DAGs in dags/ parse in the project's Airflow 3 environment (envs/airflow), from a fresh clone.
+
+Real Airflow, no mocks: scripts/airflow_env.sh sets the environment up (uv sync, metadata DB,
+pool) in a temporary AIRFLOW_HOME, then the Airflow CLI parses dags/ directly (--local).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def airflow_env(home: Path, **extra: str) -> dict[str, str]:
+    """Set up the Airflow environment (idempotent) and return its variables."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("AIRFLOW", "VIRTUAL_ENV"))}
+    env.update(MTABENCH_AIRFLOW_HOME=str(home), **extra)
+    proc = subprocess.run(
+        ["bash", str(REPO / "scripts" / "airflow_env.sh"), "env", "-0"],
+        env=env,
+        capture_output=True,
+        check=False,
+        timeout=900,
+    )
+    assert proc.returncode == 0, proc.stderr.decode()[-3000:]
+    return dict(kv.split("=", 1) for kv in proc.stdout.decode().split("\0") if "=" in kv)
+
+
+@pytest.fixture(scope="module")
+def env(tmp_path_factory) -> dict[str, str]:
+    root = tmp_path_factory.mktemp("airflow-parse")
+    return airflow_env(
+        root / "airflow_home", MTABENCH_DATA=str(root / "data"), MTABENCH_INBOX=str(root / "inbox")
+    )
+
+
+def airflow(env: dict[str, str], *args: str) -> str:
+    proc = subprocess.run(["airflow", *args], env=env, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, f"airflow {' '.join(args)}:\n{proc.stdout[-2000:]}\n{proc.stderr[-4000:]}"
+    return proc.stdout
+
+
+def test_setup_is_idempotent_and_fast(env):
+    import time
+
+    t0 = time.monotonic()
+    again = airflow_env(Path(env["AIRFLOW_HOME"]))
+    assert time.monotonic() - t0 < 20
+    assert again["AIRFLOW__API__HOST"] == "127.0.0.1"
+    home = Path(env["AIRFLOW_HOME"])
+    for secret in ("secrets.env", "simple_auth_manager_passwords.json"):
+        assert (home / secret).stat().st_mode & 0o077 == 0, f"{secret} readable by others"
+    assert "mtabench_duckdb" in airflow(env, "pools", "get", "mtabench_duckdb")
+
+
+def json_output(out: str):
+    """The JSON document of a CLI's output (warnings may precede it on stdout)."""
+    lines = out.splitlines()
+    start = next((i for i, line in enumerate(lines) if line.startswith(("[", "{"))), None)
+    assert start is not None, out
+    return json.loads("\n".join(lines[start:]))
+
+
+def test_dags_parse_without_import_errors(env):
+    out = airflow(env, "dags", "list-import-errors", "--local", "-o", "json")
+    assert json_output(out) == [], out
+
+
+def test_dags_listed(env):
+    dags = {d["dag_id"] for d in json_output(airflow(env, "dags", "list", "--local", "-o", "json"))}
+    assert {"mtabench_inbox", "mtabench_serving_report"} <= dags
+
+
+def test_one_dbt_task_per_model(env):
+    tasks = set(airflow(env, "tasks", "list", "mtabench_inbox").split())
+    assert {"scan", "anything_to_do", "ingest", "validate_landing", "validate_marts", "publish"} <= tasks
+    models = {p.stem for p in (REPO / "dbt_project" / "models").rglob("*.sql")}
+    missing = {m for m in models if f"dbt.{m}_model_build" not in tasks}
+    assert not missing, f"no Cosmos task for models {sorted(missing)}"

@@ -1,0 +1,186 @@
+"""End to end: `airflow dags test mtabench_inbox` on a copy of samples/ in a temporary inbox.
+
+Real Airflow 3 (envs/airflow), real Cosmos + dbt, real GX, no mocks. One module-scoped DAG run
+ingests samples/ plus a truncated bundle; its published serving file must hold, per run, the
+same mart rows as `mtabench run` on samples/ in a separate data folder (run concurrently). A
+second DAG run gets a run whose manifest says timezone "+15:00" (real input: the manifest
+parser accepts any ±HH:MM offset, the landing suite allows -12:00..+14:00): validate_landing
+must fail at once, naming the expectation, without retries, and leave the serving file
+byte-identical.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import os
+import shutil
+import sqlite3
+import subprocess
+import sys
+import tarfile
+from pathlib import Path
+
+import duckdb
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+SAMPLES = REPO / "samples"
+MARTS = ("runs", "minutes", "events", "error_bursts", "daily_capacity")
+BROKEN = "broken-bundle.tar.gz"
+
+
+def airflow_env(home: Path, **extra: str) -> dict[str, str]:
+    """Set up the Airflow environment (idempotent) and return its variables."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("AIRFLOW", "VIRTUAL_ENV", "MTABENCH"))}
+    env.update(MTABENCH_AIRFLOW_HOME=str(home), **extra)
+    proc = subprocess.run(
+        ["bash", str(REPO / "scripts" / "airflow_env.sh"), "env", "-0"],
+        env=env,
+        capture_output=True,
+        check=False,
+        timeout=900,
+    )
+    assert proc.returncode == 0, proc.stderr.decode()[-3000:]
+    return dict(kv.split("=", 1) for kv in proc.stdout.decode().split("\0") if "=" in kv)
+
+
+def dags_test(env: dict[str, str], dag_id: str, log: Path) -> tuple[int, str]:
+    proc = subprocess.run(
+        ["airflow", "dags", "test", dag_id],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        timeout=1200,
+    )
+    log.write_text(proc.stdout)
+    return proc.returncode, proc.stdout
+
+
+def task_states(env: dict[str, str], dag_id: str) -> dict[str, tuple[str | None, int]]:
+    """(state, try_number) per task of the DAG's latest run, from the metadata DB."""
+    with sqlite3.connect(Path(env["AIRFLOW_HOME"]) / "airflow.db") as db:
+        (run_id,) = db.execute(
+            "select run_id from dag_run where dag_id = ? order by id desc limit 1", [dag_id]
+        ).fetchone()
+        rows = db.execute(
+            "select task_id, map_index, state, try_number from task_instance where dag_id = ? and run_id = ?",
+            [dag_id, run_id],
+        ).fetchall()
+    return {(t if m < 0 else f"{t}[{m}]"): (s, n) for t, m, s, n in rows}
+
+
+def truncated_bundle(run_dir: Path) -> bytes:
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w:gz") as tar:
+        tar.add(run_dir, arcname=run_dir.name)
+    data = buf.getvalue()
+    return data[: len(data) // 2]
+
+
+def per_run_counts(db: Path) -> dict[str, dict[str, int]]:
+    with duckdb.connect(str(db), read_only=True) as con:
+        return {
+            m: dict(con.execute(f"select run_id, count(*) from main.{m} group by run_id").fetchall())
+            for m in MARTS
+        }
+
+
+def sha(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+@pytest.fixture(scope="module")
+def pipeline(tmp_path_factory):
+    root = tmp_path_factory.mktemp("airflow-e2e")
+    inbox, data, cli_data = root / "inbox", root / "data", root / "cli-data"
+    shutil.copytree(SAMPLES, inbox)
+    (inbox / BROKEN).write_bytes(truncated_bundle(SAMPLES / "runs" / "a-baseline-t5"))
+    env = airflow_env(root / "airflow_home", MTABENCH_INBOX=str(inbox), MTABENCH_DATA=str(data))
+
+    # the reference: the CLI on samples/, in its own data folder, while Airflow runs
+    cli_env = {k: v for k, v in os.environ.items() if not k.startswith("MTABENCH")}
+    cli_env["MTABENCH_DATA"] = str(cli_data)
+    cli = subprocess.Popen(
+        [sys.executable, "-m", "mtabench.cli", "run", str(SAMPLES)],
+        cwd=REPO,
+        env=cli_env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    rc, out = dags_test(env, "mtabench_inbox", root / "dags-test-1.log")
+    cli_out, _ = cli.communicate(timeout=600)
+    assert cli.returncode == 0, cli_out[-3000:]
+    assert rc == 0, f"dags test failed (log {root / 'dags-test-1.log'}):\n{out[-6000:]}"
+    return {
+        "root": root,
+        "env": env,
+        "inbox": inbox,
+        "data": data,
+        "serving": data / "serving" / "mtabench.duckdb",
+        "cli_db": cli_data / "mtabench.duckdb",
+    }
+
+
+def test_published_marts_match_cli_per_run(pipeline):
+    served, expected = per_run_counts(pipeline["serving"]), per_run_counts(pipeline["cli_db"])
+    assert expected["runs"], "the CLI produced no runs"
+    for mart in MARTS:
+        assert served[mart] == expected[mart], mart
+
+
+def test_every_task_ran_once(pipeline):
+    states = task_states(pipeline["env"], "mtabench_inbox")
+    assert all(s == "success" for s, _ in states.values()), states
+    assert all(n == 1 for _, n in states.values()), "some task needed a retry"
+    ingests = [k for k in states if k.startswith("ingest[")]
+    runs = sum(1 for _ in (SAMPLES / "runs").iterdir()) + sum(1 for _ in (SAMPLES / "seed000").iterdir())
+    assert len(ingests) == runs + 1  # one mapped task per run, and one for the broken bundle
+
+
+def test_corrupt_bundle_recorded_and_rest_published(pipeline):
+    with duckdb.connect(str(pipeline["serving"]), read_only=True) as con:
+        status, message = con.execute(
+            "select status, message from raw.files where path = ?", [BROKEN]
+        ).fetchone()
+    assert status == "error"
+    assert message, "no reason recorded"
+
+
+def test_rescan_finds_nothing_and_short_circuits(pipeline):
+    before = sha(pipeline["serving"])
+    rc, out = dags_test(pipeline["env"], "mtabench_inbox", pipeline["root"] / "dags-test-2.log")
+    assert rc == 0, out[-4000:]
+    states = task_states(pipeline["env"], "mtabench_inbox")
+    assert states["scan"][0] == "success" and states["anything_to_do"][0] == "success"
+    assert states["publish"][0] == "skipped"
+    assert sha(pipeline["serving"]) == before
+
+
+def test_downstream_dag_reads_serving_file(pipeline):
+    rc, out = dags_test(pipeline["env"], "mtabench_serving_report", pipeline["root"] / "report.log")
+    assert rc == 0, out[-4000:]
+    n = len(per_run_counts(pipeline["serving"])["runs"])
+    assert f"{n} runs" in out
+
+
+def test_failed_expectation_fails_fast_and_keeps_serving_file(pipeline):
+    serving = pipeline["serving"]
+    before = sha(serving)
+    bad = pipeline["inbox"] / "runs" / "z-timezone-typo"
+    shutil.copytree(SAMPLES / "runs" / "a-baseline-t5", bad)
+    manifest = (bad / "run.toml").read_text()
+    manifest = manifest.replace('run_id = "a-baseline-t5"', 'run_id = "z-timezone-typo"')
+    (bad / "run.toml").write_text('timezone = "+15:00"\n' + manifest)
+
+    rc, out = dags_test(pipeline["env"], "mtabench_inbox", pipeline["root"] / "dags-test-3.log")
+    assert rc != 0
+    failure = "[landing] raw_runs: expect_column_values_to_be_between(column='utc_offset_minutes'"
+    assert failure in out, out[-6000:]
+    states = task_states(pipeline["env"], "mtabench_inbox")
+    assert states["ingest[0]"][0] == "success"
+    assert states["validate_landing"] == ("failed", 1), "a failed expectation must not be retried"
+    assert states["publish"][0] == "upstream_failed"
+    assert sha(serving) == before, "the serving file changed after a failed validation"

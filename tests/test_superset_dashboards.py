@@ -1,0 +1,343 @@
+"""The Superset dashboards in dashboards/, on a real Superset 6.1 and a real headless Chromium.
+
+One module-scoped Superset: fresh metadata DB and serving DuckDB in a temp dir (the pipeline
+runs as a subprocess while `scripts/superset.sh setup` builds Superset's venv), the YAML
+imported, gunicorn on 127.0.0.1 on a free port. Needs chromium + chromium-driver (installed
+with apt-get when missing and running as root, as in CI).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import socket
+import subprocess
+import threading
+import time
+from pathlib import Path
+
+import pytest
+import requests
+
+REPO = Path(__file__).resolve().parents[1]
+SCRIPT = REPO / "scripts" / "superset.sh"
+SUPERSET_PY = REPO / "envs" / "superset" / ".venv" / "bin" / "python"
+ROOT_VENV_BIN = REPO / ".venv" / "bin"
+ASSET_DIRS = ("databases", "datasets", "charts", "dashboards")
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _ensure_chromium() -> None:
+    if Path("/usr/bin/chromium").exists() and Path("/usr/bin/chromedriver").exists():
+        return
+    if os.geteuid() != 0 or not shutil.which("apt-get"):
+        pytest.fail("chromium + chromium-driver missing (apt-get install chromium chromium-driver)")
+    env = dict(os.environ, DEBIAN_FRONTEND="noninteractive")
+    subprocess.run(["apt-get", "update", "-qq"], check=True, env=env, stdout=subprocess.DEVNULL)
+    subprocess.run(
+        ["apt-get", "install", "-y", "-qq", "chromium", "chromium-driver"],
+        check=True,
+        env=env,
+        stdout=subprocess.DEVNULL,
+    )
+
+
+def _mtabench_cmd() -> list[str]:
+    exe = ROOT_VENV_BIN / "mtabench"
+    return [str(exe)] if exe.exists() else ["uv", "run", "--frozen", "mtabench"]
+
+
+def _run(cmd, env, timeout=600, check=True) -> subprocess.CompletedProcess:
+    p = subprocess.run(cmd, env=env, cwd=REPO, capture_output=True, text=True, timeout=timeout)
+    if check and p.returncode != 0:
+        raise AssertionError(f"{cmd} exited {p.returncode}\n{p.stdout[-3000:]}\n{p.stderr[-3000:]}")
+    return p
+
+
+class Superset:
+    def __init__(self, data: Path, port: int, env: dict):
+        self.data = data
+        self.port = port
+        self.env = env
+        self.base = f"http://127.0.0.1:{port}"
+        self.state = data / "superset"
+        self.serving = data / "serving" / "mtabench.duckdb"
+        self._api: requests.Session | None = None
+
+    def sh(self, *args: str, timeout: float = 600) -> subprocess.CompletedProcess:
+        return _run(["bash", str(SCRIPT), *args], self.env, timeout=timeout)
+
+    @property
+    def password(self) -> str:
+        return (self.state / "admin_password").read_text().strip()
+
+    def api(self) -> requests.Session:
+        if self._api is None:
+            s = requests.Session()
+            r = s.post(
+                f"{self.base}/api/v1/security/login",
+                json={"username": "admin", "password": self.password, "provider": "db", "refresh": False},
+                timeout=60,
+            )
+            r.raise_for_status()
+            s.headers["Authorization"] = f"Bearer {r.json()['access_token']}"
+            s.headers["X-CSRFToken"] = s.get(f"{self.base}/api/v1/security/csrf_token/", timeout=60).json()[
+                "result"
+            ]
+            s.headers["Referer"] = self.base
+            self._api = s
+        return self._api
+
+    def listing(self, kind: str) -> list[dict]:
+        r = self.api().get(f"{self.base}/api/v1/{kind}/?q=(page_size:100)", timeout=60)
+        r.raise_for_status()
+        return r.json()["result"]
+
+
+@pytest.fixture(scope="module")
+def superset(tmp_path_factory):
+    t0 = time.monotonic()
+    _ensure_chromium()
+    data = tmp_path_factory.mktemp("superset-data")
+    port = _free_port()
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith(("MTABENCH_", "SUPERSET_")) or k == "MTABENCH_SUPERSET_SECRET_KEY"
+    }
+    env.update(MTABENCH_DATA=str(data), MTABENCH_SUPERSET_PORT=str(port))
+    # The pipeline (serving DuckDB) and Superset's set-up run side by side.
+    pipeline = subprocess.Popen(
+        [*_mtabench_cmd(), "run"],
+        env=env,
+        cwd=REPO,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    s = Superset(data, port, env)
+    try:
+        s.sh("setup", timeout=900)
+        out, _ = pipeline.communicate(timeout=900)
+        assert pipeline.returncode == 0, out[-3000:]
+        assert s.serving.exists()
+        s.sh("import")
+        s.sh("serve", timeout=300)
+        print(f"\nsuperset fixture ready in {time.monotonic() - t0:.0f} s")
+        yield s
+    finally:
+        if pipeline.poll() is None:
+            pipeline.kill()
+        subprocess.run(["bash", str(SCRIPT), "stop"], env=env, cwd=REPO, capture_output=True, timeout=120)
+
+
+def _counts(s: Superset) -> dict[str, list[str]]:
+    out = {}
+    for kind in ("dashboard", "chart", "dataset", "database"):
+        rows = s.listing(kind)
+        name = {
+            "dashboard": "dashboard_title",
+            "chart": "slice_name",
+            "dataset": "table_name",
+            "database": "database_name",
+        }[kind]
+        out[kind] = sorted(r[name] for r in rows)
+    return out
+
+
+def _committed_yaml() -> dict[str, bytes]:
+    root = REPO / "dashboards"
+    files = {"metadata.yaml": (root / "metadata.yaml").read_bytes()}
+    for sub in ASSET_DIRS:
+        for p in sorted((root / sub).rglob("*.yaml")):
+            files[p.relative_to(root).as_posix()] = p.read_bytes()
+    return files
+
+
+def test_every_dashboard_renders_with_data(superset):
+    committed = _committed_yaml()
+    n_dash = sum(1 for k in committed if k.startswith("dashboards/"))
+    png_dir = superset.data / "screenshots"
+    docs = REPO / "docs" / "screenshots"
+    report_path = superset.data / "render_report.json"
+    t0 = time.monotonic()
+    p = _run(
+        [
+            str(SUPERSET_PY),
+            str(REPO / "dashboards" / "render_check.py"),
+            "--base",
+            superset.base,
+            "--user",
+            "admin",
+            "--password-file",
+            str(superset.state / "admin_password"),
+            "--png-dir",
+            str(png_dir),
+            "--png-dir",
+            str(docs),
+            "--report",
+            str(report_path),
+        ],
+        superset.env,
+        check=False,
+    )
+    print(f"render check: {time.monotonic() - t0:.0f} s")
+    assert report_path.exists(), p.stdout[-3000:] + p.stderr[-3000:]
+    report = json.loads(report_path.read_text())
+    problems = []
+    for d in report["dashboards"]:
+        for c in d["charts"]:
+            if not c["rendered"] or c["failed"]:
+                problems.append(f"{d['title']}: {c['name']!r} not rendered: {c['failed']}")
+            data = c["data"] or {}
+            if data.get("status") != 200 or not data.get("rows") or data.get("error"):
+                problems.append(f"{d['title']}: {c['name']!r} data API: {data}")
+        if len(d["charts"]) != d["charts_expected"] or not d["charts"]:
+            problems.append(f"{d['title']}: {len(d['charts'])} of {d['charts_expected']} charts on the page")
+    assert not problems, "\n".join(problems)
+    assert p.returncode == 0, p.stdout[-3000:] + p.stderr[-3000:]
+    assert len(report["dashboards"]) == n_dash >= 3
+    titles = {d["title"] for d in report["dashboards"]}
+    assert {"Run comparison", "Error bursts", "Capacity"} <= titles
+    for d in report["dashboards"]:
+        for folder in (png_dir, docs):
+            png = folder / f"{d['slug']}.png"
+            assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+            assert png.stat().st_size > 20_000, png
+
+
+def test_reimport_is_idempotent(superset):
+    before = _counts(superset)
+    assert len(before["database"]) == 1
+    superset.sh("import")
+    after = _counts(superset)
+    assert after == before
+    for kind, names in after.items():
+        assert len(names) == len(set(names)), f"duplicate {kind}: {names}"
+    db = superset.listing("database")[0]
+    url = f"{superset.base}/api/v1/database/{db['id']}/connection"
+    detail = superset.api().get(url, timeout=60).json()["result"]
+    assert detail["sqlalchemy_uri"] == f"duckdb:///{superset.serving}"
+    extra = detail["extra"] if isinstance(detail["extra"], dict) else json.loads(detail["extra"])
+    assert extra["engine_params"]["connect_args"]["read_only"] is True
+    assert detail["allow_dml"] is False
+
+
+def test_export_reproduces_committed_yaml(superset, tmp_path):
+    superset.sh("export", str(tmp_path))
+    exported = {"metadata.yaml": (tmp_path / "metadata.yaml").read_bytes()}
+    for sub in ASSET_DIRS:
+        for p in sorted((tmp_path / sub).rglob("*.yaml")):
+            exported[p.relative_to(tmp_path).as_posix()] = p.read_bytes()
+    committed = _committed_yaml()
+    assert sorted(exported) == sorted(committed)
+    differ = [k for k in committed if exported[k] != committed[k]]
+    assert not differ, f"export differs from the committed YAML: {differ}"
+
+
+def _lock_error(text: str) -> bool:
+    t = text.lower()
+    return "could not set lock" in t or "conflicting lock" in t or "lock on file" in t
+
+
+def test_queries_survive_republishing(superset):
+    """Readers never see a lock while `mtabench publish` replaces the serving file."""
+    api = superset.api()
+    charts = superset.listing("chart")
+    db_id = superset.listing("database")[0]["id"]
+    env = dict(superset.env)
+    stop = threading.Event()
+    published: list[int] = []
+
+    def republish():
+        for _ in range(40):  # bounded
+            if stop.is_set():
+                break
+            p = subprocess.run(
+                [*_mtabench_cmd(), "publish"], env=env, cwd=REPO, capture_output=True, text=True
+            )
+            published.append(p.returncode)
+
+    t = threading.Thread(target=republish)
+    t.start()
+    failures = []
+    queries = 0
+    deadline = time.monotonic() + 25
+    try:
+        while time.monotonic() < deadline and t.is_alive():
+            for c in charts[:4]:
+                r = api.get(
+                    f"{superset.base}/api/v1/chart/{c['id']}/data/", params={"force": "true"}, timeout=60
+                )
+                queries += 1
+                if r.status_code != 200 or _lock_error(r.text):
+                    failures.append((c["slice_name"], r.status_code, r.text[:300]))
+            r = api.post(
+                f"{superset.base}/api/v1/sqllab/execute/",
+                json={
+                    "database_id": db_id,
+                    "sql": "select count(*) as n from main.minutes",
+                    "schema": "main",
+                    "runAsync": False,
+                    "select_as_cta": False,
+                },
+                timeout=60,
+            )
+            queries += 1
+            if r.status_code != 200 or _lock_error(r.text) or r.json().get("status") != "success":
+                failures.append(("sqllab", r.status_code, r.text[:300]))
+    finally:
+        stop.set()
+        t.join(timeout=120)
+    assert published and all(rc == 0 for rc in published), published
+    assert len(published) >= 3 and queries >= 10, (len(published), queries)
+    assert not failures, failures[:5]
+
+
+def _listening(pids: set[int]) -> list[str]:
+    inodes = set()
+    for pid in pids:
+        try:
+            for fd in os.listdir(f"/proc/{pid}/fd"):
+                link = os.readlink(f"/proc/{pid}/fd/{fd}")
+                if link.startswith("socket:["):
+                    inodes.add(link[8:-1])
+        except (FileNotFoundError, PermissionError):
+            continue
+    found = []
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        for line in Path(table).read_text().splitlines()[1:]:
+            f = line.split()
+            if f[3] == "0A" and f[9] in inodes:  # LISTEN
+                found.append(f[1])
+    return found
+
+
+def _addr(hexaddr: str) -> str:
+    ip, port = hexaddr.split(":")
+    if len(ip) == 8:
+        return ".".join(str(int(ip[i : i + 2], 16)) for i in (6, 4, 2, 0)) + f":{int(port, 16)}"
+    return f"[{ip}]:{int(port, 16)}"
+
+
+def test_superset_listens_on_loopback_only(superset):
+    master = int((superset.state / "gunicorn.pid").read_text())
+    pids = {master}
+    for p in Path("/proc").iterdir():
+        if p.name.isdigit():
+            try:
+                ppid = int((p / "stat").read_text().rsplit(")", 1)[1].split()[1])
+            except (FileNotFoundError, IndexError, ValueError):
+                continue
+            if ppid == master:
+                pids.add(int(p.name))
+    addrs = [_addr(a) for a in _listening(pids)]
+    assert addrs, "gunicorn has no listening socket?"
+    assert all(a.startswith("127.0.0.1:") for a in addrs), addrs
+    assert f"127.0.0.1:{superset.port}" in addrs
