@@ -8,7 +8,7 @@ from collections.abc import Iterable
 from ingest.ledger import Ledger
 from ingest.parsers.base import ParseContext, Parser
 
-SETTING = re.compile(r"^(?P<name>[a-z][a-z0-9_]*)\s*=\s?(?P<value>.*)$")
+SETTING = re.compile(r"^(?P<name>[A-Za-z][A-Za-z0-9_]*)\s*=\s?(?P<value>.*)$")
 
 
 class PostconfParser(Parser):
