@@ -130,9 +130,17 @@ def build_log(path: Path, gb: float) -> tuple[int, int]:
     return size, lines_out
 
 
+def _cpu_children() -> float:
+    ru = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return ru.ru_utime + ru.ru_stime
+
+
 def run_child(code: str, *args: str) -> dict:
+    c0 = _cpu_children()
     out = subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True, check=True)
-    return json.loads(out.stdout.strip().splitlines()[-1])
+    res = json.loads(out.stdout.strip().splitlines()[-1])
+    res["cpu"] = _cpu_children() - c0  # user + system CPU seconds of the child (all threads)
+    return res
 
 
 def main() -> None:
@@ -166,30 +174,38 @@ def main() -> None:
         db_size = (tmp / "bench.duckdb").stat().st_size
         assert ours["total"] == n, (ours, n)
 
-        t = time.perf_counter()
+        t, c0 = time.perf_counter(), _cpu_children()
         subprocess.run(
             [pflogsumm, str(log)], check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
         )
         pf_s = time.perf_counter() - t
+        pf_cpu = _cpu_children() - c0
 
         bare = run_child(_CHILD_COUNT, str(ROOT), str(log), DUCK_SETTINGS)
         assert bare["lines"] == n, (bare, n)
 
-        def rate(s: float) -> str:
-            return f"{s:8.2f} s  {n / s:>12,.0f} lines/s  {size / 1e6 / s:8.1f} MB/s"
+        def rate(s: float, cpu: float) -> str:
+            return f"{s:8.2f} s  {n / s:>12,.0f} lines/s  {size / 1e6 / s:8.1f} MB/s  (CPU {cpu:7.2f} s)"
 
         print(
             f"lines: {n:,}  (parsed {ours['parsed']:,}, noise {ours['noise']:,}, "
             f"quarantined {ours['quarantined']:,})"
         )
         print(
-            f"(a) MaillogParser.land -> DuckDB file  {rate(ours['seconds'])}   "
+            f"(a) MaillogParser.land -> DuckDB file  {rate(ours['seconds'], ours['cpu'])}   "
             f"peak RSS {peak_kb / 1024:.0f} MiB, db {db_size / 1e6:.0f} MB"
         )
-        print(f"(b) pflogsumm                          {rate(pf_s)}")
-        print(f"(c) bare DuckDB count(*) read_csv      {rate(bare['seconds'])}")
-        print(f"ours / pflogsumm speed: {pf_s / ours['seconds']:.1f}x   (target >= 20x)")
-        print(f"ours / bare count speed: {bare['seconds'] / ours['seconds']:.3f}   (target >= 0.333)")
+        print(f"(b) pflogsumm                          {rate(pf_s, pf_cpu)}")
+        print(f"(c) bare DuckDB count(*) read_csv      {rate(bare['seconds'], bare['cpu'])}")
+        print(
+            f"ours / pflogsumm speed: {pf_s / ours['seconds']:.1f}x wall, "
+            f"{pf_cpu / ours['cpu']:.1f}x CPU   (target >= 20x)"
+        )
+        print(
+            f"ours / bare count speed: {bare['seconds'] / ours['seconds']:.3f} wall, "
+            f"{bare['cpu'] / ours['cpu']:.3f} CPU   (target >= 0.333)"
+        )
+        print("(all columns are extracted at ingest; the staging model adds no extraction work)")
     finally:
         if args.keep:
             print(f"kept {tmp}")
