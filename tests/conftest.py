@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import gzip
 import os
+import shutil
+import subprocess
 from pathlib import Path
 
 import duckdb
@@ -20,6 +22,33 @@ def raw_line_count(path: Path) -> int:
     if data[:2] == b"\x1f\x8b":
         data = gzip.decompress(data)
     return data.count(b"\n") + (1 if data and not data.endswith(b"\n") else 0)
+
+
+def debian_tool(name: str, package: str | None = None) -> str:
+    """Path of a Debian tool the tests compare against; installs it (CI runs as root) or fails."""
+    path = shutil.which(name)
+    if path is None:
+        subprocess.run(["apt-get", "install", "-y", "-qq", package or name], check=False, capture_output=True)
+        path = shutil.which(name)
+    assert path, f"{name} is needed: apt-get install {package or name} (scripts/setup.sh does it)"
+    return path
+
+
+def airflow_env(
+    home: Path, strip: tuple[str, ...] = ("AIRFLOW", "VIRTUAL_ENV"), **extra: str
+) -> dict[str, str]:
+    """Set up the Airflow environment (idempotent) and return its variables."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(strip)}
+    env.update(MTABENCH_AIRFLOW_HOME=str(home), **extra)
+    proc = subprocess.run(
+        ["bash", str(REPO / "scripts" / "airflow_env.sh"), "env", "-0"],
+        env=env,
+        capture_output=True,
+        check=False,
+        timeout=900,
+    )
+    assert proc.returncode == 0, proc.stderr.decode()[-3000:]
+    return dict(kv.split("=", 1) for kv in proc.stdout.decode().split("\0") if "=" in kv)
 
 
 @pytest.fixture(scope="session")

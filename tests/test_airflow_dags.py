@@ -7,28 +7,15 @@ pool) in a temporary AIRFLOW_HOME, then the Airflow CLI parses dags/ directly (-
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 from pathlib import Path
 
 import pytest
+from conftest import airflow_env
 
 REPO = Path(__file__).resolve().parents[1]
 
 
-def airflow_env(home: Path, **extra: str) -> dict[str, str]:
-    """Set up the Airflow environment (idempotent) and return its variables."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("AIRFLOW", "VIRTUAL_ENV"))}
-    env.update(MTABENCH_AIRFLOW_HOME=str(home), **extra)
-    proc = subprocess.run(
-        ["bash", str(REPO / "scripts" / "airflow_env.sh"), "env", "-0"],
-        env=env,
-        capture_output=True,
-        check=False,
-        timeout=900,
-    )
-    assert proc.returncode == 0, proc.stderr.decode()[-3000:]
-    return dict(kv.split("=", 1) for kv in proc.stdout.decode().split("\0") if "=" in kv)
 
 
 @pytest.fixture(scope="module")

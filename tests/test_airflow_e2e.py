@@ -21,6 +21,7 @@ import sys
 import tarfile
 from pathlib import Path
 
+import conftest
 import duckdb
 import pytest
 
@@ -31,18 +32,7 @@ BROKEN = "broken-bundle.tar.gz"
 
 
 def airflow_env(home: Path, **extra: str) -> dict[str, str]:
-    """Set up the Airflow environment (idempotent) and return its variables."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("AIRFLOW", "VIRTUAL_ENV", "MTABENCH"))}
-    env.update(MTABENCH_AIRFLOW_HOME=str(home), **extra)
-    proc = subprocess.run(
-        ["bash", str(REPO / "scripts" / "airflow_env.sh"), "env", "-0"],
-        env=env,
-        capture_output=True,
-        check=False,
-        timeout=900,
-    )
-    assert proc.returncode == 0, proc.stderr.decode()[-3000:]
-    return dict(kv.split("=", 1) for kv in proc.stdout.decode().split("\0") if "=" in kv)
+    return conftest.airflow_env(home, strip=("AIRFLOW", "VIRTUAL_ENV", "MTABENCH"), **extra)
 
 
 def dags_test(env: dict[str, str], dag_id: str, log: Path) -> tuple[int, str]:

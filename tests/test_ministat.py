@@ -6,12 +6,12 @@ import json
 import math
 import random
 import re
-import shutil
 import struct
 import subprocess
 from pathlib import Path
 
 import pytest
+from conftest import debian_tool
 
 from mtabench.ministat import Stats, compare, compare_from_summary, fmt_g, render, to_json
 from mtabench.ministat_table import CONFIDENCES, STUDENT_T, rows, t_value
@@ -22,13 +22,7 @@ SEED_CSV = Path(__file__).resolve().parents[1] / "dbt_project" / "seeds" / "stud
 
 
 def _ministat() -> str:
-    path = shutil.which("ministat") or (MINISTAT if Path(MINISTAT).exists() else None)
-    if path is None:  # CI runs as root: install Debian's package
-        subprocess.run(["apt-get", "install", "-y", "ministat"], check=False, capture_output=True)
-        path = shutil.which("ministat")
-    if path is None:
-        pytest.skip("ministat binary not available")
-    return path
+    return debian_tool("ministat")
 
 
 _rng = random.Random(20261121)

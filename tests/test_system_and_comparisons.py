@@ -9,7 +9,7 @@ from collections import defaultdict
 
 import duckdb
 import pytest
-from conftest import FIXTURES, SAMPLES
+from conftest import FIXTURES, SAMPLES, debian_tool
 
 from mtabench import ministat
 from mtabench.cli import main
@@ -18,9 +18,7 @@ CONFIDENCES = (80, 90, 95, 98, 99, 99.5)
 
 
 def ministat_binary() -> str:
-    if not shutil.which("ministat"):
-        subprocess.run(["apt-get", "install", "-y", "-qq", "ministat"], check=True, capture_output=True)
-    return shutil.which("ministat") or "/usr/bin/ministat"
+    return debian_tool("ministat")
 
 
 def test_system_minutes_idle_matches_the_raw_vmstat(con):
