@@ -51,6 +51,28 @@ def airflow_env(
     return dict(kv.split("=", 1) for kv in proc.stdout.decode().split("\0") if "=" in kv)
 
 
+@pytest.fixture
+def landing_con():
+    """An in-memory landing schema, as the loader creates it."""
+    from ingest.landing import ensure_schema
+
+    con = duckdb.connect()
+    ensure_schema(con)
+    yield con
+    con.close()
+
+
+def land_file(con, parser, path: Path, file_id: int = 1, **ctx):
+    """Land one file in its own transaction, as the loader does; returns its line counts."""
+    from ingest.parsers.base import ParseContext
+    from ingest.source import FileSource
+
+    con.execute("begin")
+    counts = parser.land(con, file_id, FileSource(path, path.name), ParseContext(**ctx))
+    con.execute("commit")
+    return counts
+
+
 @pytest.fixture(scope="session")
 def data_dir(tmp_path_factory) -> Path:
     d = tmp_path_factory.mktemp("mtabench-data")

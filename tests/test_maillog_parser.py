@@ -9,13 +9,11 @@ import subprocess
 from datetime import datetime
 from pathlib import Path
 
-import duckdb
 import pytest
+from conftest import land_file
 
-from ingest.landing import CORE_DDL, PROVENANCE
 from ingest.parsers.base import ParseContext
 from ingest.parsers.maillog import MaillogParser
-from ingest.source import FileSource
 
 ROOT = Path(__file__).resolve().parents[1]
 FIX = ROOT / "tests" / "fixtures" / "maillogs"
@@ -60,29 +58,14 @@ PFLOGSUMM_SQL = {
 }
 
 
-def make_con() -> duckdb.DuckDBPyConnection:
-    con = duckdb.connect()
-    con.execute("create schema raw")
-    for table, cols in MaillogParser.tables.items():
-        con.execute(f"create table raw.{table} ({PROVENANCE}, {cols})")
-    for t in ("noise", "quarantine"):
-        con.execute(f"create table raw.{t} ({CORE_DDL[t]})")
-    return con
-
-
 @pytest.fixture
-def con():
-    c = make_con()
-    yield c
-    c.close()
+def con(landing_con):
+    return landing_con
 
 
 def land(con, path: Path, file_id: int = 1, **ctx):
     ctx.setdefault("year", 2026)
-    con.execute("begin")
-    counts = MaillogParser().land(con, file_id, FileSource(path, path.name), ParseContext(**ctx))
-    con.execute("commit")
-    return counts
+    return land_file(con, MaillogParser(), path, file_id=file_id, **ctx)
 
 
 def rows(con, where: str = "true") -> list[dict]:

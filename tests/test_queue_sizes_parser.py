@@ -5,31 +5,22 @@ from __future__ import annotations
 from datetime import datetime
 from pathlib import Path
 
-import duckdb
 import pytest
+from conftest import land_file
 
-from ingest.landing import ensure_schema
-from ingest.parsers.base import ParseContext
 from ingest.parsers.queue_sizes import QueueSizesParser
-from ingest.source import FileSource
 
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLES = sorted((ROOT / "samples" / "runs").glob("*/queue.txt"))
 
 
 @pytest.fixture
-def con():
-    c = duckdb.connect()  # an in-memory landing schema, as the loader creates it
-    ensure_schema(c)
-    yield c
-    c.close()
+def con(landing_con):
+    return landing_con
 
 
 def land(con, path: Path):
-    con.execute("begin")
-    counts = QueueSizesParser().land(con, 3, FileSource(path, path.name), ParseContext())
-    con.execute("commit")
-    return counts
+    return land_file(con, QueueSizesParser(), path, file_id=3)
 
 
 @pytest.mark.parametrize("path", SAMPLES, ids=lambda p: p.parent.name)

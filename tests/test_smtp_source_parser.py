@@ -5,31 +5,22 @@ from __future__ import annotations
 from datetime import datetime
 from pathlib import Path
 
-import duckdb
 import pytest
+from conftest import land_file
 
-from ingest.landing import ensure_schema
-from ingest.parsers.base import ParseContext
 from ingest.parsers.smtp_source import SmtpSourceParser
-from ingest.source import FileSource
 
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLE = ROOT / "samples" / "runs" / "e-smtp-source-s5" / "smtp-source.out"
 
 
 @pytest.fixture
-def con():
-    c = duckdb.connect()  # an in-memory landing schema, as the loader creates it
-    ensure_schema(c)
-    yield c
-    c.close()
+def con(landing_con):
+    return landing_con
 
 
 def land(con, path: Path):
-    con.execute("begin")
-    counts = SmtpSourceParser().land(con, 7, FileSource(path, path.name), ParseContext())
-    con.execute("commit")
-    return counts
+    return land_file(con, SmtpSourceParser(), path, file_id=7)
 
 
 def test_sample_run(con):
