@@ -28,6 +28,10 @@ def cmd_ingest(args, paths: Paths) -> int:
     report = ingest_archive(archive, paths.db, paths.work_dir, progress=_progress, only=only)
     errors = report.errors
     _progress(f"  {len(report.runs)} runs, {len(report.files)} files, {len(errors)} file error(s)")
+    if getattr(args, "parquet", False):
+        from mtabench.spark_engine import export
+
+        export(paths, progress=_progress)
     return 0
 
 
@@ -92,14 +96,26 @@ def cmd_run(args, paths: Paths) -> int:
     from mtabench.summary import render, summary_rows
 
     t0 = time.monotonic()
-    for step in (cmd_ingest, cmd_build, cmd_validate):
-        step(args, paths)
+    cmd_ingest(args, paths)
+    built = paths.db
+    if args.engine == "spark":
+        from mtabench import spark_engine
+        from mtabench.validate import validate
+
+        _progress("dbt build on Spark (landing as Parquet)")
+        built = spark_engine.build(paths, progress=_progress)
+        _progress("validate (Great Expectations)")
+        validate(paths.db, paths.gx_dir, suites=["landing"])
+        validate(built, paths.gx_dir, suites=["marts"])
+    else:
+        cmd_build(args, paths)
+        cmd_validate(args, paths)
     if not args.no_publish:
-        served = publish(paths.db, paths.serving_db)
+        served = publish(built, paths.serving_db)
         _progress(f"published {served}")
     _progress("")
-    _progress(render(summary_rows(paths.db)))
-    _progress(f"\ndone in {time.monotonic() - t0:.1f} s; query it: duckdb -readonly {paths.db}")
+    _progress(render(summary_rows(built)))
+    _progress(f"\ndone in {time.monotonic() - t0:.1f} s; query it: duckdb -readonly {built}")
     return 0
 
 
@@ -146,8 +162,19 @@ def build_parser() -> argparse.ArgumentParser:
     run = add("run", cmd_run, "ingest, build, validate and publish an archive", archive=True)
     run.add_argument("--no-publish", action="store_true", help="do not copy the result to the serving file")
     run.add_argument("--suite", action="append", help=argparse.SUPPRESS)
+    run.add_argument(
+        "--engine",
+        choices=["duckdb", "spark"],
+        default="duckdb",
+        help="where dbt builds the marts: DuckDB (default) or Spark over the Parquet landing",
+    )
     ing = add("ingest", cmd_ingest, "parse an archive into the raw landing tables", archive=True)
     ing.add_argument("--run", action="append", metavar="RUN_KEY", help="only this run (repeatable; see scan)")
+    ing.add_argument(
+        "--parquet",
+        action="store_true",
+        help="also write the Parquet landing ($MTABENCH_LANDING or data/landing)",
+    )
     sc = add("scan", cmd_scan, "list the archive's runs as new / changed / unchanged / error", archive=True)
     sc.add_argument("--json", action="store_true", help="one JSON object per run")
     pub = add("publish", cmd_publish, "copy the DuckDB file atomically to the serving path")

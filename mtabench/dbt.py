@@ -15,8 +15,12 @@ class DbtFailed(Exception):
     pass
 
 
-def dbt_env(paths: Paths) -> dict[str, str]:
+def dbt_env(paths: Paths, target: str = "duckdb") -> dict[str, str]:
     env = dict(os.environ)
+    # the spark engine runs the `spark` profile target, or `spark_thrift` for a cluster
+    env["MTABENCH_TARGET"] = target if target == "duckdb" else os.environ.get("MTABENCH_SPARK_TARGET", target)
+    env.setdefault("MTABENCH_SPARK_WAREHOUSE", str(paths.spark_dir / "warehouse"))
+    env.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
     env.update(
         MTABENCH_DB=str(paths.db),
         DBT_PROFILES_DIR=str(DBT_PROJECT),
@@ -27,11 +31,13 @@ def dbt_env(paths: Paths) -> dict[str, str]:
     return env
 
 
-def run_dbt(paths: Paths, args: list[str], progress: Callable[[str], None] = print) -> None:
+def run_dbt(
+    paths: Paths, args: list[str], progress: Callable[[str], None] = print, target: str = "duckdb"
+) -> None:
     exe = Path(sys.executable).parent / "dbt"
     cmd = [str(exe), *args, "--project-dir", str(DBT_PROJECT)]
     proc = subprocess.Popen(
-        cmd, env=dbt_env(paths), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
+        cmd, env=dbt_env(paths, target), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
     )
     tail: list[str] = []
     assert proc.stdout is not None

@@ -24,6 +24,15 @@ class Paths:
         return self.data_dir / "gx"
 
     @property
+    def landing_dir(self) -> Path:
+        """The Parquet landing (one folder per format, partitioned by run)."""
+        return Path(os.environ.get("MTABENCH_LANDING", self.data_dir / "landing"))
+
+    @property
+    def spark_dir(self) -> Path:
+        return self.data_dir / "spark"
+
+    @property
     def serving_db(self) -> Path:
         return Path(os.environ.get("MTABENCH_SERVING_DB", self.data_dir / "serving" / "mtabench.duckdb"))
 

@@ -43,5 +43,5 @@
     (epoch_us({{ ts }}) / 1000000.0)
 {%- endmacro %}
 {% macro spark__epoch_seconds(ts) -%}
-    (unix_micros({{ ts }}) / 1000000.0)
+    (cast(unix_micros({{ ts }}) as double) / 1000000)
 {%- endmacro %}

@@ -22,7 +22,7 @@ bursts as (
         min(minute_offset) as start_offset,
         max(minute_offset) as end_offset,
         count(*) as minutes,
-        sum(errors) as errors,
+        cast(sum(errors) as bigint) as errors,
         max(errors) as peak_errors_per_min
     from error_minutes
     group by run_id, island
@@ -31,7 +31,7 @@ bursts as (
 numbered as (
     select
         *,
-        row_number() over (partition by run_id order by start_offset) as burst_no
+        cast(row_number() over (partition by run_id order by start_offset) as bigint) as burst_no
     from bursts
 ),
 

@@ -48,9 +48,9 @@ delivery_span as (
         queue_id,
         min(logged_at) as first_delivery_at,
         max(logged_at) as last_delivery_at,
-        sum(case when is_delivered then 1 else 0 end) as delivered_recipients,
-        sum(case when is_deferral then 1 else 0 end) as deferrals,
-        sum(case when is_bounced then 1 else 0 end) as bounced_recipients
+        count(case when is_delivered then 1 end) as delivered_recipients,
+        count(case when is_deferral then 1 end) as deferrals,
+        count(case when is_bounced then 1 end) as bounced_recipients
     from deliveries
     group by run_id, queue_id
 ),

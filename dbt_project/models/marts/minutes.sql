@@ -90,9 +90,9 @@ final as (
         *,
         -- messages received but not yet delivered, from the log (cumulative)
         case when received is not null or delivered is not null then
-            sum(coalesce(received, 0) - coalesce(delivered, 0)) over (
+            cast(sum(coalesce(received, 0) - coalesce(delivered, 0)) over (
                 partition by run_id order by minute_at rows between unbounded preceding and current row
-            )
+            ) as bigint)
         end as queue_backlog
     from joined
 )

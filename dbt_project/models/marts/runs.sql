@@ -32,7 +32,7 @@ smtp_source as (
         runs.run_id,
         min(s.start_at) as load_start,
         max(s.end_at) as load_end,
-        sum(s.messages) as messages
+        cast(sum(s.messages) as bigint) as messages
     from {{ source('raw', 'smtp_source_runs') }} as s
     inner join {{ ref('int_file_runs') }} as runs on s.file_id = runs.file_id
     group by runs.run_id
@@ -54,16 +54,16 @@ mail_lines as (
 mail_stats as (
     select
         run_id,
-        sum(case when is_received and not is_drain_file then 1 else 0 end) as received,
-        sum(case when is_delivered and not is_drain_file then 1 else 0 end) as delivered,
+        count(case when is_received and not is_drain_file then 1 end) as received,
+        count(case when is_delivered and not is_drain_file then 1 end) as delivered,
         count(distinct case when is_deferral and not is_drain_file then queue_id end) as deferred,
-        sum(case when is_bounced and not is_drain_file then 1 else 0 end) as bounced,
-        sum(case when is_rejected and not is_drain_file then 1 else 0 end) as rejected,
-        sum(case when is_delivered then 1 else 0 end) as delivered_incl_drain,
+        count(case when is_bounced and not is_drain_file then 1 end) as bounced,
+        count(case when is_rejected and not is_drain_file then 1 end) as rejected,
+        count(case when is_delivered then 1 end) as delivered_incl_drain,
         max(case when is_delivered then logged_at end) as last_delivery_at,
-        sum(case when is_received and logged_at between load_start and load_end then 1 else 0 end)
+        count(case when is_received and logged_at between load_start and load_end then 1 end)
             as received_during_load,
-        sum(case when is_delivered and logged_at between load_start and load_end then 1 else 0 end)
+        count(case when is_delivered and logged_at between load_start and load_end then 1 end)
             as delivered_during_load
     from mail_lines
     group by run_id
@@ -83,11 +83,11 @@ minute_stats as (
     select
         run_id,
         count(*) as minutes,
-        sum(case when is_partial then 0 else 1 end) as full_minutes,
-        sum(messages) as total_messages,
-        sum(data_kb) as total_kb,
-        sum(errors) as total_errors,
-        sum(connections) as total_connections,
+        count(case when is_partial then null else 1 end) as full_minutes,
+        cast(sum(messages) as bigint) as total_messages,
+        cast(sum(data_kb) as bigint) as total_kb,
+        cast(sum(errors) as bigint) as total_errors,
+        cast(sum(connections) as bigint) as total_connections,
         max(case when not is_partial then messages end) as peak_msgs_per_min,
         {{ percentile_cont('case when not is_partial then messages end', 0.5) }} as sustained_msgs_per_min,
         {{ percentile_cont('case when not is_partial then messages end', var('conservative_quantile')) }}
@@ -110,10 +110,10 @@ file_stats as (
     select
         run_key,
         count(*) as files,
-        sum(case when status = 'error' then 1 else 0 end) as files_with_errors,
-        sum(coalesce(lines_quarantined, 0)) as lines_quarantined,
-        sum(case when format = 'postal' and status = 'loaded' then 1 else 0 end) as postal_files,
-        sum(case when status = 'loaded' and format <> 'manifest' then 1 else 0 end) as data_files
+        count(case when status = 'error' then 1 end) as files_with_errors,
+        cast(sum(coalesce(lines_quarantined, 0)) as bigint) as lines_quarantined,
+        count(case when format = 'postal' and status = 'loaded' then 1 end) as postal_files,
+        count(case when status = 'loaded' and format <> 'manifest' then 1 end) as data_files
     from files
     group by run_key
 ),

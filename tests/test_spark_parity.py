@@ -1,0 +1,128 @@
+"""The same dbt models on Spark and on DuckDB give the same marts.
+
+The DuckDB side is the session's `mtabench run` on samples/; the Spark side is
+`mtabench run --engine spark` on the same samples: the Parquet landing, `dbt build` on a
+local SparkSession (method: session), marts gathered from Spark's Parquet output.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import duckdb
+import pytest
+
+from tests.conftest import SAMPLES
+
+# Doubles may differ in the last bits (sums in another order, Java vs C math): relative
+# 1e-9, or 1e-9 absolute around zero. Every other type must be equal.
+REL_TOL = 1e-9
+ABS_TOL = 1e-9
+PARITY_MARTS = ["runs", "minutes", "events", "messages", "daily_capacity", "error_bursts", "comparisons"]
+
+
+@pytest.fixture(scope="module")
+def spark_db(built_db: Path, data_dir: Path) -> Path:
+    from mtabench.cli import main
+
+    assert main(["run", str(SAMPLES), "--db", str(built_db), "--engine", "spark", "--no-publish"]) == 0
+    out = data_dir / "spark" / "mtabench.duckdb"
+    assert out.exists()
+    return out
+
+
+def _columns(con, catalog: str, table: str) -> list[tuple[str, str]]:
+    return con.execute(
+        "select column_name, data_type from information_schema.columns "
+        "where table_catalog = ? and table_schema = 'main' and table_name = ? order by ordinal_position",
+        [catalog, table],
+    ).fetchall()
+
+
+def _rows(con, catalog: str, table: str, cols: list[tuple[str, str]]) -> list[tuple]:
+    exact = [f'"{c}"' for c, t in cols if t not in ("DOUBLE", "FLOAT")]
+    floats = [f'"{c}"' for c, t in cols if t in ("DOUBLE", "FLOAT")]
+    names = ", ".join(f'"{c}"' for c, _ in cols)
+    order = ", ".join(f"{c} nulls first" for c in exact + floats)
+    return con.execute(f"select {names} from {catalog}.main.{table} order by {order}").fetchall()
+
+
+def _same(a, b) -> bool:
+    if isinstance(a, float) and isinstance(b, float):
+        return math.isclose(a, b, rel_tol=REL_TOL, abs_tol=ABS_TOL) or (math.isnan(a) and math.isnan(b))
+    return a == b
+
+
+@pytest.mark.parametrize("mart", PARITY_MARTS)
+def test_spark_marts_equal_duckdb_marts(mart: str, built_db: Path, spark_db: Path) -> None:
+    con = duckdb.connect()
+    con.execute(f"attach '{built_db}' as d (read_only)")
+    con.execute(f"attach '{spark_db}' as s (read_only)")
+    cols = _columns(con, "d", mart)
+    assert cols, f"{mart} missing from the DuckDB build"
+    assert _columns(con, "s", mart) == cols, "column names, order and types must match"
+    want, got = _rows(con, "d", mart, cols), _rows(con, "s", mart, cols)
+    assert len(want) > 0
+    assert len(got) == len(want)
+    for i, (w, g) in enumerate(zip(want, got, strict=True)):
+        bad = [c for (c, _), x, y in zip(cols, w, g, strict=True) if not _same(x, y)]
+        assert not bad, f"{mart} row {i}: {bad} differ: duckdb={w} spark={g}"
+
+
+def test_spark_wrote_the_marts_itself(spark_db: Path, data_dir: Path) -> None:
+    """The gathered marts come from Spark's own Parquet output, one folder per mart."""
+    marts = data_dir / "spark" / "warehouse" / "main.db"
+    for mart in PARITY_MARTS:
+        parts = list((marts / mart).glob("part-*.parquet"))
+        assert parts, f"no Spark output for {mart}"
+        n = duckdb.sql(f"select count(*) from read_parquet('{marts / mart}/part-*.parquet')").fetchone()[0]
+        with duckdb.connect(str(spark_db), read_only=True) as con:
+            assert con.execute(f"select count(*) from main.{mart}").fetchone()[0] == n
+
+
+def test_duckdb_reads_the_parquet_landing_too(built_db: Path, spark_db: Path, data_dir: Path) -> None:
+    """dbt on DuckDB over the Parquet landing (no raw tables in the file) builds the same marts."""
+    from mtabench.dbt import run_dbt
+    from mtabench.paths import Paths
+
+    paths = Paths.resolve(str(data_dir / "from-parquet.duckdb"))
+    run_dbt(paths, ["build", "--vars", json.dumps({"landing_path": str(paths.landing_dir)})], lambda _: None)
+    con = duckdb.connect()
+    con.execute(f"attach '{built_db}' as d (read_only)")
+    con.execute(f"attach '{paths.db}' as p (read_only)")
+    # the landing really is the Parquet one: raw.* are views over read_parquet
+    kinds = dict(
+        con.execute(
+            "select table_name, table_type from information_schema.tables "
+            "where table_catalog = 'p' and table_schema = 'raw'"
+        ).fetchall()
+    )
+    assert kinds and set(kinds.values()) == {"VIEW"}
+    for mart in PARITY_MARTS:
+        cols = _columns(con, "d", mart)
+        assert _rows(con, "p", mart, cols) == _rows(con, "d", mart, cols), mart
+
+
+def test_parquet_landing_is_partitioned_by_format_and_run(built_db: Path, spark_db: Path, data_dir: Path):
+    from ingest.parquet_landing import export_landing
+
+    root = data_dir / "landing"
+    with duckdb.connect(str(built_db), read_only=True) as con:
+        runs = {r[0] for r in con.execute("select run_key from raw.runs").fetchall()}
+        lines = con.execute("select count(*) from raw.maillog").fetchone()[0]
+        before = {p: p.stat().st_mtime_ns for p in root.rglob("*.parquet")}
+        again = export_landing(con, root)
+    # a second export over an unchanged landing rewrites nothing
+    assert again.partitions_written == 0 and again.partitions_removed == 0
+    assert {p: p.stat().st_mtime_ns for p in root.rglob("*.parquet")} == before
+    one = "select distinct run_key from read_parquet(?, hive_partitioning = true)"
+    parts = {
+        duckdb.execute(one, [str(p)]).fetchone()[0]
+        for p in (root / "runs").glob("run_key=*/*.parquet")
+        if "__schema__" not in str(p)
+    }
+    assert parts == runs
+    got = duckdb.sql(f"select count(*) from read_parquet('{root}/maillog/*/*.parquet')").fetchone()[0]
+    assert got == lines > 0
