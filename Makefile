@@ -1,5 +1,5 @@
 # mtabench: `make run` builds data/mtabench.duckdb from samples/; `make test` runs the tests.
-.PHONY: setup run ingest build validate docs test lint bench clean \
+.PHONY: setup run run-spark ingest build validate docs test lint bench spark-bench clean \
 	airflow-setup airflow-up airflow-down airflow-status \
 	superset-setup serve serve-stop dashboards-import dashboards-export
 
@@ -25,6 +25,12 @@ lint: setup
 
 bench: setup
 	$(UV) run --frozen python bench/maillog_bench.py
+
+spark-bench: setup
+	$(UV) run --frozen python bench/spark_bench.py
+
+run-spark: setup
+	$(UV) run --frozen mtabench run $(ARCHIVE) --engine spark
 
 airflow-setup: setup
 	bash scripts/airflow_env.sh

@@ -17,6 +17,7 @@ from pathlib import Path
 import duckdb
 
 from ingest import archive as arc
+from ingest import maillog_lines
 from ingest.detect import Detection, detect
 from ingest.landing import _insert, delete_file_rows, ensure_schema
 from ingest.manifest import Manifest, ManifestError, parse_manifest, utc_offset_minutes
@@ -74,8 +75,10 @@ def scan_archive(archive: Path, db_path: Path, work_dir: Path) -> list[RunScan]:
     known: dict[int, str] = {}
     if db_path.exists():
         with duckdb.connect(str(db_path), read_only=True) as con:
-            if con.execute("select count(*) from information_schema.tables "
-                           "where table_schema = 'raw' and table_name = 'files'").fetchone()[0]:
+            if con.execute(
+                "select count(*) from information_schema.tables "
+                "where table_schema = 'raw' and table_name = 'files'"
+            ).fetchone()[0]:
                 known = dict(con.execute("select file_id, sha256 from raw.files").fetchall())
     out = []
     for item in arc.discover(archive, work_dir / "extracted"):
@@ -103,8 +106,12 @@ def ingest_archive(
     work_dir: Path,
     progress: Callable[[str], None] = lambda s: None,
     only: set[str] | None = None,
+    lines_dir: Path | None = None,
 ) -> IngestReport:
-    """Ingest every run (or only the run keys in `only`) of an archive."""
+    """Ingest every run (or only the run keys in `only`) of an archive.
+
+    With `lines_dir` (the Parquet landing), maillog files are also staged there as lines
+    for the Spark parse (ingest/maillog_lines.py)."""
     db_path.parent.mkdir(parents=True, exist_ok=True)
     report = IngestReport()
     used_ids: dict[str, str] = {}
@@ -121,7 +128,7 @@ def ingest_archive(
                 report.problems.append(out)
                 progress(f"  ! {item.rel_path}: {item.message}")
                 continue
-            run = _ingest_run(con, item, used_ids)
+            run = _ingest_run(con, item, used_ids, lines_dir)
             report.runs.append(run)
             bad = [f for f in run.files if f.status == "error"]
             changed = sum(f.status != "unchanged" for f in run.files)
@@ -131,7 +138,7 @@ def ingest_archive(
     return report
 
 
-def _ingest_run(con, folder: arc.RunFolder, used_ids: dict[str, str]) -> RunOutcome:
+def _ingest_run(con, folder: arc.RunFolder, used_ids: dict[str, str], lines_dir: Path | None) -> RunOutcome:
     manifest, manifest_error = None, None
     files = [FileSource(p, rel) for p, rel in folder.files]
     for src in files:
@@ -170,6 +177,12 @@ def _ingest_run(con, folder: arc.RunFolder, used_ids: dict[str, str]) -> RunOutc
     )
     for src in files:
         out.files.append(_ingest_file(con, src, detections[src.rel_path], ctx, manifest_error))
+        done = out.files[-1]
+        if lines_dir is not None and done.format == "maillog" and done.status in ("loaded", "unchanged"):
+            fid = file_id_for(src.rel_path)
+            sha = con.execute("select sha256 from raw.files where file_id = ?", [fid]).fetchone()[0]
+            if not maillog_lines.is_staged(lines_dir, ctx.run_key, fid, sha):
+                maillog_lines.stage(lines_dir, src, fid, sha, ctx)
     return out
 
 

@@ -25,10 +25,18 @@ def cmd_ingest(args, paths: Paths) -> int:
         return 2
     _progress(f"ingest {archive} -> {paths.db}")
     only = set(args.run) if getattr(args, "run", None) else None
-    report = ingest_archive(archive, paths.db, paths.work_dir, progress=_progress, only=only)
+    parquet = getattr(args, "parquet", False) or getattr(args, "engine", "duckdb") == "spark"
+    report = ingest_archive(
+        archive,
+        paths.db,
+        paths.work_dir,
+        progress=_progress,
+        only=only,
+        lines_dir=paths.landing_dir if parquet else None,
+    )
     errors = report.errors
     _progress(f"  {len(report.runs)} runs, {len(report.files)} files, {len(errors)} file error(s)")
-    if getattr(args, "parquet", False):
+    if getattr(args, "parquet", False):  # the spark engine exports as its first build step
         from mtabench.spark_engine import export
 
         export(paths, progress=_progress)

@@ -20,6 +20,7 @@ LOOPBACK_CONF: dict[str, str] = {
     "spark.driver.bindAddress": "127.0.0.1",
     "spark.driver.host": "127.0.0.1",
     "spark.ui.enabled": "false",
+    "spark.ui.showConsoleProgress": "false",
     "spark.sql.parser.escapedStringLiterals": "true",
     "spark.sql.session.timeZone": "UTC",
     "spark.sql.catalogImplementation": "in-memory",

@@ -1,11 +1,12 @@
 """The pipeline's build step on Spark: Parquet landing in, marts as a DuckDB file out.
 
-The DuckDB landing stays the ledger (hashes, line accounting, idempotent re-ingest);
-it is exported as the Parquet landing that dbt's `spark` target reads through the
-on-run-start hook. Spark writes the marts as Parquet in its warehouse; they are
-gathered, with the raw tables the dashboards and the landing suite use, into one
-DuckDB file that is validated and published exactly like the DuckDB engine's result,
-so dashboards and ad-hoc SQL do not care which engine built it.
+The DuckDB landing stays the ledger (hashes, line accounting, idempotent re-ingest); it
+is exported as the Parquet landing that dbt's `spark` target reads through the
+on-run-start hook. The maillog table of that landing is Spark's own parse of the staged
+lines (parse_maillogs), checked file by file against the ledger. Spark writes the marts
+as Parquet in its warehouse; they are gathered, with the raw tables, into one DuckDB
+file that is validated and published like the DuckDB engine's result, so dashboards and
+ad-hoc SQL do not care which engine built it.
 """
 
 from __future__ import annotations
@@ -37,19 +38,24 @@ def export(paths: Paths, progress: Callable[[str], None] = print) -> Path:
 def build(paths: Paths, progress: Callable[[str], None] = print) -> Path:
     """dbt build on Spark over the Parquet landing; returns the DuckDB file of its marts."""
     landing = export(paths, progress)
+    maillog = parse_maillogs(paths, progress)
+    dbt_vars = {
+        "landing_path": str(landing),
+        "landing_overrides": {"maillog": str(maillog)} if maillog else {},
+    }
     warehouse = paths.spark_dir / "warehouse"
     # the in-memory catalog forgets tables between runs, so their folders must go too
     shutil.rmtree(warehouse, ignore_errors=True)
     warehouse.mkdir(parents=True)
-    run_dbt(paths, ["build", "--vars", json.dumps({"landing_path": str(landing)})], progress, target="spark")
-    return gather(paths, warehouse / f"{MART_SCHEMA}.db", landing)
+    run_dbt(paths, ["build", "--vars", json.dumps(dbt_vars)], progress, target="spark")
+    return gather(paths, warehouse / f"{MART_SCHEMA}.db", landing, dbt_vars["landing_overrides"])
 
 
 def spark_db(paths: Paths) -> Path:
     return paths.spark_dir / "mtabench.duckdb"
 
 
-def gather(paths: Paths, marts_dir: Path, landing: Path) -> Path:
+def gather(paths: Paths, marts_dir: Path, landing: Path, overrides: dict[str, str] | None = None) -> Path:
     """Marts (Spark's Parquet) and raw tables (the Parquet landing) into one DuckDB file."""
     out = spark_db(paths)
     tmp = out.with_suffix(".building")
@@ -60,12 +66,89 @@ def gather(paths: Paths, marts_dir: Path, landing: Path) -> Path:
         con.execute("create schema raw")
         for table, cols in columns.items():
             col_list = ", ".join(f'"{c}"' for c in cols)  # the landing's column order
+            folder = Path((overrides or {}).get(table, landing / table))
             con.execute(
                 f"create table raw.{table} as select {col_list} from read_parquet("
-                f"'{landing / table}/*/*.parquet', hive_partitioning = true, hive_types_autocast = false)"
+                f"'{folder}/*/*.parquet', hive_partitioning = true, hive_types_autocast = false)"
             )
         for mart in sorted(p.name for p in marts_dir.iterdir() if p.is_dir()):
             files = f"{marts_dir / mart}/*.parquet"
             con.execute(f"create table {MART_SCHEMA}.{mart} as select * from read_parquet('{files}')")
     tmp.replace(out)
+    return out
+
+
+class SparkParseMismatch(Exception):
+    """Spark's parse of a staged maillog disagrees with the ledger (the DuckDB landing)."""
+
+
+def parse_maillogs(paths: Paths, progress: Callable[[str], None] = print) -> Path | None:
+    """The maillog table of the Spark build: Spark SQL over the staged lines.
+
+    Every loaded maillog of the ledger must be staged with the same content hash, and
+    Spark's parsed / noise / quarantined counts per file must equal the ledger's: the
+    DuckDB landing stays the one account of every line.
+    """
+    from pyspark.sql import functions as F
+
+    from ingest import maillog_lines
+    from ingest.parsers.maillog_spark import parse_lines_spark, split_parsed
+    from mtabench.spark import local_session
+
+    with duckdb.connect(str(paths.db), read_only=True) as con:
+        ledger = {
+            r[0]: r[1:]
+            for r in con.execute(
+                "select file_id, sha256, path, lines_parsed, lines_noise, lines_quarantined from raw.files "
+                "where format = 'maillog' and status = 'loaded'"
+            ).fetchall()
+        }
+    if not ledger:
+        return None
+    staged = {s.file_id: s for s in maillog_lines.staged(paths.landing_dir) if s.file_id in ledger}
+    missing = [ledger[f][1] for f in ledger if f not in staged or staged[f].sha256 != ledger[f][0]]
+    if missing:
+        raise SparkParseMismatch(
+            f"maillog(s) not staged for Spark (run `mtabench ingest --parquet`): {', '.join(missing)}"
+        )
+    out = paths.spark_dir / "landing" / "maillog"
+    spark = local_session(warehouse=paths.spark_dir / "parse-warehouse")
+    try:
+        # one parse per file, persisted: the maillog rows read it twice, noise/quarantine once
+        spark.conf.set("spark.sql.codegen.wholeStage", "false")  # the parse exceeds the 64 KB method limit
+        parts, others, persisted = [], [], []
+        for s in staged.values():
+            lines = spark.read.parquet(str(s.parquet))
+            parsed = parse_lines_spark(spark, lines, year=s.year, ctx=s.ctx).persist()
+            persisted.append(parsed)
+            maillog, noise, quarantine = split_parsed(parsed, file_id=s.file_id, ctx=s.ctx)
+            parts.append(maillog.withColumn("run_key", F.lit(s.run_key)))
+            others.append(noise.select("file_id", F.lit("noise").alias("t")))
+            others.append(quarantine.select("file_id", F.lit("quarantine").alias("t")))
+        _union(parts).write.mode("overwrite").partitionBy("run_key").parquet(str(out))
+        parsed_n = spark.read.parquet(str(out)).groupBy("file_id").count().collect()
+        other = {
+            (r["file_id"], r["t"]): r["count"]
+            for r in _union(others).groupBy("file_id", "t").count().collect()
+        }
+        for p in persisted:
+            p.unpersist()
+    finally:
+        spark.stop()
+    parsed = {r["file_id"]: r["count"] for r in parsed_n}
+    for fid in staged:
+        _, path, want_parsed, want_noise, want_q = ledger[fid]
+        got = (parsed.get(fid, 0), other.get((fid, "noise"), 0), other.get((fid, "quarantine"), 0))
+        if got != (want_parsed, want_noise, want_q):
+            raise SparkParseMismatch(
+                f"{path}: Spark parsed/noise/quarantined {got} != ledger {(want_parsed, want_noise, want_q)}"
+            )
+    progress(f"  maillog parsed on Spark: {len(staged)} file(s), {sum(parsed.values()):,} rows -> {out}")
+    return out
+
+
+def _union(frames: list):
+    out = frames[0]
+    for f in frames[1:]:
+        out = out.unionByName(f)
     return out

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # One-time (idempotent) set-up on a fresh Debian machine: uv, the locked Python
-# environment, and the Debian tools the tests compare against (pflogsumm, ministat).
+# environment, the Debian tools the tests compare against (pflogsumm, ministat), and a
+# Java 17 runtime for the Spark engine (pyspark 4 needs Java >= 17).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -13,6 +14,7 @@ need=()
 for pkg in pflogsumm ministat; do
     dpkg -s "$pkg" >/dev/null 2>&1 || need+=("$pkg")
 done
+command -v java >/dev/null 2>&1 || need+=(openjdk-17-jre-headless)
 if [ ${#need[@]} -gt 0 ]; then
     if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
         echo "setup: apt-get install ${need[*]}"

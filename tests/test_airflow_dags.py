@@ -16,8 +16,6 @@ from conftest import airflow_env
 REPO = Path(__file__).resolve().parents[1]
 
 
-
-
 @pytest.fixture(scope="module")
 def env(tmp_path_factory) -> dict[str, str]:
     root = tmp_path_factory.mktemp("airflow-parse")

@@ -126,3 +126,18 @@ def test_parquet_landing_is_partitioned_by_format_and_run(built_db: Path, spark_
     assert parts == runs
     got = duckdb.sql(f"select count(*) from read_parquet('{root}/maillog/*/*.parquet')").fetchone()[0]
     assert got == lines > 0
+
+
+def test_spark_parsed_every_maillog_line_as_duckdb_did(built_db: Path, spark_db: Path) -> None:
+    """raw.maillog of the Spark build is Spark SQL's parse of the staged lines: the same rows."""
+    con = duckdb.connect()
+    con.execute(f"attach '{built_db}' as d (read_only)")
+    con.execute(f"attach '{spark_db}' as s (read_only)")
+    n = con.execute("select count(*) from d.raw.maillog").fetchone()[0]
+    assert n > 0
+    assert con.execute("select count(*) from s.raw.maillog").fetchone()[0] == n
+    for a, b in (("d", "s"), ("s", "d")):
+        extra = con.execute(
+            f"select count(*) from (select * from {a}.raw.maillog except all select * from {b}.raw.maillog)"
+        ).fetchone()[0]
+        assert extra == 0, f"{extra} rows of {a}.raw.maillog not in {b}.raw.maillog"

@@ -1,14 +1,16 @@
 {#
   Point the `raw` source at the Parquet landing (`mtabench ingest --parquet DIR`) when the
   `landing_path` var is set; without it the sources are the DuckDB landing tables. Runs as
-  on-run-start, so every invocation sees the landing as it is now.
+  on-run-start, so every invocation sees the landing as it is now. `landing_overrides` maps
+  a table to another folder (the Spark engine's own maillog parse).
 #}
 {% macro register_landing() %}
     {% set root = var('landing_path', '') %}
     {% if not execute or root == '' %}{{ return('') }}{% endif %}
     {% do run_query(adapter.dispatch('create_landing_schema', 'mtabench')()) %}
     {% for node in graph.sources.values() if node.source_name == 'raw' %}
-        {% do run_query(adapter.dispatch('landing_view', 'mtabench')(node.name, root ~ '/' ~ node.name)) %}
+        {% set path = var('landing_overrides', {}).get(node.name, root ~ '/' ~ node.name) %}
+        {% do run_query(adapter.dispatch('landing_view', 'mtabench')(node.name, path)) %}
     {% endfor %}
     {{ return('') }}
 {% endmacro %}

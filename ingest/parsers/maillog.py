@@ -11,7 +11,10 @@ stops a line at the delimiter (NUL), so files holding CR or NUL bytes, and files
 reader rejects (invalid UTF-8, over-long lines), are split on LF in Python with numpy and
 handed to the same SQL as an Arrow table instead. All field extraction is the SQL in
 `_PARSE_SQL`: `parse()` (per-line JSON for `mtabench parse`) runs it too, on an
-in-memory DuckDB.
+in-memory DuckDB. The same SQL is generated for Spark (`_build_sql("spark")`, run by
+maillog_spark.py): what the two engines spell differently goes through `Dialect` methods,
+so the patterns and field definitions below stay the only ones. `write_lines_parquet`
+writes the lines as this reader splits them, the input of the Spark parse.
 
 Speed (bench/maillog_bench.py): the header is cut with strpos/substr (no capture regexes,
 no split_part); the kind is decided by prefix tests and turned into an integer code `kc`
@@ -35,7 +38,8 @@ import re
 import shutil
 import tempfile
 import zlib
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -45,6 +49,7 @@ from ingest.parsers.base import ParseContext, Parser
 
 if TYPE_CHECKING:
     import duckdb
+    import pyarrow as pa
 
     from ingest.source import FileSource
 
@@ -91,17 +96,128 @@ def _q(s: str) -> str:
     return "'" + s.replace("'", "''") + "'"
 
 
-def rx(expr: str, pattern: str, group: int = 1) -> str:
-    """Group `group` of `pattern` in `expr`, NULL when it does not match or is empty."""
-    return f"nullif(regexp_extract({expr}, {_q(pattern)}, {group}), '')"
+class Dialect:
+    """The SQL constructs DuckDB and Spark SQL spell or evaluate differently, DuckDB's way.
+
+    The parse is written once (GROUPS, _kind_sql, _build_sql) against these methods, and
+    maillog_spark.SparkDialect overrides them, so both engines run the same definitions.
+    Text both engines read alike stays plain SQL: CASE, coalesce, nullif, contains,
+    split_part, length, struct.field / struct['field'], and substr/left with start >= 1 and
+    length >= 0 (code points on both). The DuckDB text is byte for byte what the parser ran
+    before the Spark port existed.
+    """
+
+    name = "duckdb"
+
+    def lit(self, s: str) -> str:
+        return _q(s)
+
+    def regex(self, pattern: str) -> str:
+        """A regex literal; every pattern here is written for RE2, DuckDB's engine."""
+        return _q(pattern)
+
+    def extract(self, expr: str, pattern: str, group: int) -> str:
+        """Group `group` of the first match, '' when there is none."""
+        return f"regexp_extract({expr}, {self.regex(pattern)}, {group})"
+
+    def rx(self, expr: str, pattern: str, group: int = 1) -> str:
+        """Group `group` of `pattern` in `expr`, NULL when it does not match or is empty."""
+        return f"nullif({self.extract(expr, pattern, group)}, '')"
+
+    def rxs(self, expr: str, pattern: str, names: list[str]) -> str:
+        """Groups 1..n as a struct with fields `names` ('' where no match): one regex run."""
+        return f"regexp_extract({expr}, {self.regex(pattern)}, {names!r})"
+
+    def match(self, expr: str, pattern: str) -> str:
+        """`pattern` matches somewhere in `expr`."""
+        return f"regexp_matches({expr}, {self.regex(pattern)})"
+
+    def full_match(self, expr: str, pattern: str) -> str:
+        return f"regexp_full_match({expr}, {self.regex(pattern)})"
+
+    def strpos(self, expr: str, sub: str) -> str:
+        """1-based position of SQL string `sub` in `expr`, 0 when absent."""
+        return f"strpos({expr}, {sub})"
+
+    def starts_with(self, expr: str, prefix: str) -> str:
+        return f"starts_with({expr}, {self.lit(prefix)})"
+
+    def ends_with(self, expr: str, suffix: str) -> str:
+        return f"ends_with({expr}, {self.lit(suffix)})"
+
+    def cast(self, expr: str, typ: str) -> str:
+        """`expr` as column type `typ` (DuckDB's type names, as in COLUMNS)."""
+        return f"({expr})::{typ}"
+
+    def null(self, typ: str) -> str:
+        return f"NULL::{typ}"
+
+    def try_num(self, expr: str, typ: str) -> str:
+        """Digits (and dots) a regex group captured, as a number; NULL if it does not fit."""
+        return f"try_cast({expr} as {typ})"
+
+    def try_int(self, expr: str, typ: str) -> str:
+        """Free text as an integer type, NULL when it is not one."""
+        return f"try_cast({expr} as {typ})"
+
+    def try_ts(self, expr: str) -> str:
+        """An ISO date-time text as a timestamp, NULL when it is not a valid one."""
+        return f"try_cast({expr} as timestamp)"
+
+    def trim(self, expr: str) -> str:
+        """Strip Unicode space separators (category Zs) at both ends: DuckDB's trim()."""
+        return f"trim({expr})"
+
+    def trim_chars(self, expr: str, chars: str) -> str:
+        return f"trim({expr}, {self.lit(chars)})"
+
+    def idiv(self, a: str, b: str) -> str:
+        return f"{a} // {b}"
+
+    def ts_from_us(self, us: str) -> str:
+        """Timestamp from microseconds since the epoch."""
+        return f"make_timestamp({us})"
+
+    def minus_minutes(self, ts: str, minutes: str) -> str:
+        return f"{ts} - to_minutes({minutes})"
+
+    def hex_bigint(self, expr: str) -> str:
+        return f"('0x' || {expr})::bigint"
+
+    def clock_secs(self, hms: str, hh: str, mm: str, ss: str) -> str:
+        """Seconds since midnight of `hms` (`HH:MM:SS`, fields `hh`, `mm`, `ss`): the TIME cast
+        is faster, the sum covers what it rejects (12:60:00) and agrees on all it accepts."""
+        return f"coalesce(epoch(try_cast({hms} as time))::bigint, {self._hms_sum(hh, mm, ss)})"
+
+    @staticmethod
+    def _hms_sum(hh: str, mm: str, ss: str) -> str:
+        return f"cast({hh} as bigint) * 3600 + cast({mm} as bigint) * 60 + cast({ss} as bigint)"
+
+    def element(self, array: str, index: str) -> str:
+        """1-based element of an array."""
+        return f"{array}[{index}]"
+
+    def bigint_array(self, values: list[int]) -> str:
+        return "([" + ", ".join(map(str, values)) + "]::bigint[])"
+
+    def bigint(self, n: int) -> str:
+        return f"{int(n)}::bigint"
 
 
-def rxs(expr: str, pattern: str, names: list[str]) -> str:
-    return f"regexp_extract({expr}, {_q(pattern)}, {names!r})"
+DUCKDB = Dialect()
 
 
-def num(expr: str, typ: str = "integer") -> str:
-    return f"try_cast({expr} as {typ})"
+def dialect_for(dialect: str | Dialect) -> Dialect:
+    """The Dialect named "duckdb" or "spark" (raw '...' literals, as mtabench.spark sets)."""
+    if isinstance(dialect, Dialect):
+        return dialect
+    if dialect == "duckdb":
+        return DUCKDB
+    if dialect == "spark":
+        from ingest.parsers.maillog_spark import SparkDialect  # pure Python; no pyspark import
+
+        return SparkDialect()
+    raise ValueError(f"unknown SQL dialect {dialect!r} (duckdb or spark)")
 
 
 # ---------------------------------------------------------------------------------------
@@ -152,274 +268,306 @@ REJECT_KIND_LIST = ["reject", "reject_warning", "hold", "discard"]
 REJECT_KINDS = "('reject', 'reject_warning', 'hold', 'discard')"
 
 
-def _secs(expr: str, pattern: str, weights: tuple[int, ...] = (86400, 3600, 60, 1)) -> str:
+def _secs(d: Dialect, expr: str, pattern: str, weights: tuple[int, ...] = (86400, 3600, 60, 1)) -> str:
     """Durations (Exim 1h2m3s, Sendmail [d+]hh:mm:ss) in seconds; NULL if no match."""
     terms = " + ".join(
-        f"coalesce(try_cast(nullif(regexp_extract({expr}, {_q(pattern)}, {g}), '') as double), 0) * {w}"
+        f"coalesce({d.try_num(d.rx(expr, pattern, g), 'double')}, 0) * {w}"
         for g, w in enumerate(weights, start=1)
     )
-    return f"(case when regexp_matches({expr}, {_q(pattern)}) then {terms} end)"
+    return f"(case when {d.match(expr, pattern)} then {terms} end)"
 
 
 _TYPES = {c.strip().split(" ")[0]: c.strip().split(" ")[1] for c in COLUMNS.split(",")}
 
+
 # Fast string-function forms of the hottest Postfix extractions (same values as the regexes
 # they replace on Postfix's own line shapes)
-_UPTO = "(case when strpos({s}, '{c}') > 0 then left({s}, strpos({s}, '{c}') - 1) else {s} end)"
-
-
-def upto(expr: str, ch: str) -> str:
+def upto(d: Dialect, expr: str, ch: str) -> str:
     """`expr` up to (without) the first `ch`: split_part(expr, ch, 1), but cheaper."""
-    return _UPTO.format(s=expr, c=ch)
+    pos = d.strpos(expr, _q(ch))
+    return f"(case when {pos} > 0 then left({expr}, {pos} - 1) else {expr} end)"
 
 
-# `aux` (p layer): the text after the fixed prefix of the hot Postfix kinds
-_AUX = {
-    "disconnect": "substr(b, 17)",
-    "client": "substr(b, 8)",
-    "message_id": (
-        "substr(b, strpos(b, 'message-id=') + 11 "
-        "+ (substr(b, strpos(b, 'message-id=') + 11, 1) = '<')::integer)"
-    ),
-    "qmgr_from": "substr(b, 7)",
-}
-_DC_CMDS = "case when strpos(aux, ' ') > 1 then nullif(substr(aux, strpos(aux, ' ') + 1), '') end"
-_DC_OK = "try_cast(" + upto("cs", "/") + " as integer)"
-# qmgr `from=<..>, size=N, nrcpt=N`: string functions when the shape is plain, else the regex
-_QF_OK = "substr(b, strpos(b, '>'), 8) = '>, size=' and contains(b, ', nrcpt=')"
+def _aux(d: Dialect) -> dict[str, str]:
+    """`aux` (p layer): the text after the fixed prefix of the hot Postfix kinds."""
+    mid = d.strpos("b", "'message-id='")
+    angle = d.cast(f"substr(b, {mid} + 11, 1) = '<'", "integer")
+    return {
+        "disconnect": "substr(b, 17)",
+        "client": "substr(b, 8)",
+        "message_id": f"substr(b, {mid} + 11 + {angle})",
+        "qmgr_from": "substr(b, 7)",
+    }
 
-# Per-kind field expressions: (group name, guard, {kind or '*': {field: expr}}); each output
-# column is one CASE over them (_column_sql). `b` = message after the queue id.
-GROUPS: list[tuple[str, tuple[str | None, list[str] | None], dict[str, dict[str, str]]]] = [
-    (
-        "pdv",  # Postfix delivery lines
-        ("postfix", ["delivery"]),
-        {
-            "*": {
-                "recipient": "nullif(dvr.to, '')",
-                "orig_to": "nullif(dvr.orig_to, '')",
-                "relay": "nullif(dvr.relay, '')",
-                "conn_use": "try_cast(nullif(dvr.conn_use, '') as integer)",
-                "delay": "try_cast(nullif(dvr.delay, '') as double)",
-                "delay_before_qmgr": "try_cast(nullif(dvr.d1, '') as double)",
-                "delay_in_qmgr": "try_cast(nullif(dvr.d2, '') as double)",
-                "delay_conn_setup": "try_cast(nullif(dvr.d3, '') as double)",
-                "delay_transmission": "try_cast(nullif(dvr.d4, '') as double)",
-                "dsn": "nullif(dvr.dsn, '')",
-                "status": "nullif(dvr.status, '')",
-                "status_text": "nullif(dvr.text, '')",
-            }
-        },
-    ),
-    (
-        "pqf",  # qmgr: from=<..>, size=N, nrcpt=N (queue active)
-        ("postfix", ["qmgr_from"]),
-        {
-            "*": {
-                "sender": f"case when {_QF_OK} then left(aux, strpos(aux, '>') - 1) else qfr['from'] end",
-                "size": f"try_cast(case when {_QF_OK} then substr(b, strpos(b, '>') + 8, "
-                "strpos(b, ', nrcpt=') - strpos(b, '>') - 8) else qfr['size'] end as bigint)",
-                "nrcpt": f"try_cast(case when {_QF_OK} "
-                "then split_part(substr(b, strpos(b, ', nrcpt=') + 8), ' ', 1) "
-                "else qfr['nrcpt'] end as integer)",
-            }
-        },
-    ),
-    (
-        "prj",  # smtpd/postscreen/cleanup reject, reject_warning, hold, discard
-        ("postfix", REJECT_KIND_LIST),
-        {
-            "*": {
-                "reject_action": "split_part(b, ':', 1)",
-                "reject_stage": rx("b", r"^[a-z_-]+: (\S+)"),
-                "client": rx("b", RX_CLIENT_IN_TEXT),
-                "smtp_code": "try_cast(nullif(rpr.code, '') as integer)",
-                "enhanced_code": "nullif(rpr.enh, '')",
-                "reason": "nullif(rpr.text, '')",
-                "sender": f"coalesce({rx('b', r'; from=<([^>]*)>')}, {rx('b', r' from=<([^>]*)>')})",
-                "recipient": rx("b", r" to=<([^>]*)>"),
-                "proto": rx("b", r" proto=(\S+)"),
-                "helo": rx("b", r" helo=<([^>]*)>"),
-            }
-        },
-    ),
-    (
-        "pms",  # the other Postfix kinds
-        ("postfix", None),
-        {
-            "client": {"client": f"nullif({upto('aux', ',')}, '')"},
-            "message_id": {"message_id": f"nullif({upto('aux', '>')}, '')"},
-            "removed": {},
-            "connect": {"client": "substr(b, 14)"},
-            "disconnect": {
-                "client": upto("aux", " "),
-                "commands": _DC_CMDS,
-                "commands_ok": _DC_OK,
-                "commands_total": "coalesce(case when strpos(cs, '/') > 0 "
-                "then try_cast(nullif(split_part(cs, '/', 2), '') "
-                f"as integer) end, {_DC_OK})",
+
+def _qf_ok(d: Dialect) -> str:
+    """qmgr `from=<..>, size=N, nrcpt=N` has the plain shape string functions can cut.
+    (strpos is never 0 here, b starting `from=<`; were it, neither engine's substr could
+    return '>, size=' though they cut position 0 differently.)"""
+    return f"substr(b, {d.strpos('b', _q('>'))}, 8) = '>, size=' and contains(b, ', nrcpt=')"
+
+
+Group = tuple[str, tuple[str | None, list[str] | None], dict[str, dict[str, str]]]
+
+
+def _groups(d: Dialect) -> list[Group]:
+    """Per-kind field expressions: (group name, guard, {kind or '*': {field: expr}}); each
+    output column is one CASE over them (_column_sql). `b` = message after the queue id."""
+    qf_ok = _qf_ok(d)
+    gt = d.strpos("b", "'>'")
+    nrcpt_at = d.strpos("b", "', nrcpt='")
+    dc_ok = d.try_int(upto(d, "cs", "/"), "integer")
+    dc_total = d.try_int("nullif(split_part(cs, '/', 2), '')", "integer")
+    stat = {word: d.match("b", rf", stat={word}\b") for word in ("Sent", "Deferred", "queued")}
+    dc_cmds = (
+        f"case when {d.strpos('aux', _q(' '))} > 1 "
+        f"then nullif(substr(aux, {d.strpos('aux', _q(' '))} + 1), '') end"
+    )
+    rx = d.rx
+    ruleset = rx("b", r"ruleset=([^,]+)")
+    arg1 = rx("b", r", arg1=<?([^>,]*)>?")
+    return [
+        (
+            "pdv",  # Postfix delivery lines
+            ("postfix", ["delivery"]),
+            {
+                "*": {
+                    "recipient": "nullif(dvr.to, '')",
+                    "orig_to": "nullif(dvr.orig_to, '')",
+                    "relay": "nullif(dvr.relay, '')",
+                    "conn_use": d.try_num("nullif(dvr.conn_use, '')", "integer"),
+                    "delay": d.try_num("nullif(dvr.delay, '')", "double"),
+                    "delay_before_qmgr": d.try_num("nullif(dvr.d1, '')", "double"),
+                    "delay_in_qmgr": d.try_num("nullif(dvr.d2, '')", "double"),
+                    "delay_conn_setup": d.try_num("nullif(dvr.d3, '')", "double"),
+                    "delay_transmission": d.try_num("nullif(dvr.d4, '')", "double"),
+                    "dsn": "nullif(dvr.dsn, '')",
+                    "status": "nullif(dvr.status, '')",
+                    "status_text": "nullif(dvr.text, '')",
+                }
             },
-            "expired": {
-                "sender": rx("b", r"^from=<([^>]*)>"),
-                "status": "'expired'",
-                "status_text": rx("b", r"status=expired, (.*)$"),
+        ),
+        (
+            "pqf",  # qmgr: from=<..>, size=N, nrcpt=N (queue active)
+            ("postfix", ["qmgr_from"]),
+            {
+                "*": {
+                    "sender": f"case when {qf_ok} then left(aux, {d.strpos('aux', _q('>'))} - 1) "
+                    "else qfr['from'] end",
+                    # a sender holding `, nrcpt=` makes the length negative: DuckDB then cuts
+                    # back from `, nrcpt=`, Spark gives ''; neither is an integer (NULL)
+                    "size": d.try_int(
+                        f"case when {qf_ok} then substr(b, {gt} + 8, {nrcpt_at} - {gt} - 8) "
+                        "else qfr['size'] end",
+                        "bigint",
+                    ),
+                    "nrcpt": d.try_int(
+                        f"case when {qf_ok} "
+                        f"then split_part(substr(b, {nrcpt_at} + 8), ' ', 1) "
+                        "else qfr['nrcpt'] end",
+                        "integer",
+                    ),
+                }
             },
-            "pickup": {"sender": rx("b", r"(?:from|sender)=<([^>]*)>")},
-            "bounce_notice": {"related_queue_id": rx("b", r"notification: (\S+)$")},
-            "defer_notice": {"related_queue_id": rx("b", r"notification: (\S+)$")},
-            "dsn_notice": {"related_queue_id": rx("b", r"notification: (\S+)$")},
-            "warning": {"severity": "'warning'", "detail": "substr(b, 10)"},
-            "error": {"severity": "'error'", "detail": "substr(b, 8)"},
-            "fatal": {"severity": "'fatal'", "detail": "substr(b, 8)"},
-            "panic": {"severity": "'panic'", "detail": "substr(b, 8)"},
-            "lost_connection": {
-                "client": rx("b", r" from (\S+)$"),
-                "detail": rx("b", r"^lost connection after (.*?) from \S+$"),
+        ),
+        (
+            "prj",  # smtpd/postscreen/cleanup reject, reject_warning, hold, discard
+            ("postfix", REJECT_KIND_LIST),
+            {
+                "*": {
+                    "reject_action": "split_part(b, ':', 1)",
+                    "reject_stage": rx("b", r"^[a-z_-]+: (\S+)"),
+                    "client": rx("b", RX_CLIENT_IN_TEXT),
+                    "smtp_code": d.try_num("nullif(rpr.code, '')", "integer"),
+                    "enhanced_code": "nullif(rpr.enh, '')",
+                    "reason": "nullif(rpr.text, '')",
+                    "sender": f"coalesce({rx('b', r'; from=<([^>]*)>')}, {rx('b', r' from=<([^>]*)>')})",
+                    "recipient": rx("b", r" to=<([^>]*)>"),
+                    "proto": rx("b", r" proto=(\S+)"),
+                    "helo": rx("b", r" helo=<([^>]*)>"),
+                }
             },
-            "timeout": {
-                "client": rx("b", r" from (\S+)$"),
-                "detail": rx("b", r"^timeout after (.*?) from \S+$"),
+        ),
+        (
+            "pms",  # the other Postfix kinds
+            ("postfix", None),
+            {
+                "client": {"client": f"nullif({upto(d, 'aux', ',')}, '')"},
+                "message_id": {"message_id": f"nullif({upto(d, 'aux', '>')}, '')"},
+                "removed": {},
+                "connect": {"client": "substr(b, 14)"},
+                "disconnect": {
+                    "client": upto(d, "aux", " "),
+                    "commands": dc_cmds,
+                    "commands_ok": dc_ok,
+                    "commands_total": f"coalesce(case when {d.strpos('cs', _q('/'))} > 0 "
+                    f"then {dc_total} end, {dc_ok})",
+                },
+                "expired": {
+                    "sender": rx("b", r"^from=<([^>]*)>"),
+                    "status": "'expired'",
+                    "status_text": rx("b", r"status=expired, (.*)$"),
+                },
+                "pickup": {"sender": rx("b", r"(?:from|sender)=<([^>]*)>")},
+                "bounce_notice": {"related_queue_id": rx("b", r"notification: (\S+)$")},
+                "defer_notice": {"related_queue_id": rx("b", r"notification: (\S+)$")},
+                "dsn_notice": {"related_queue_id": rx("b", r"notification: (\S+)$")},
+                "warning": {"severity": "'warning'", "detail": "substr(b, 10)"},
+                "error": {"severity": "'error'", "detail": "substr(b, 8)"},
+                "fatal": {"severity": "'fatal'", "detail": "substr(b, 8)"},
+                "panic": {"severity": "'panic'", "detail": "substr(b, 8)"},
+                "lost_connection": {
+                    "client": rx("b", r" from (\S+)$"),
+                    "detail": rx("b", r"^lost connection after (.*?) from \S+$"),
+                },
+                "timeout": {
+                    "client": rx("b", r" from (\S+)$"),
+                    "detail": rx("b", r"^timeout after (.*?) from \S+$"),
+                },
+                "connect_error": {
+                    "relay": rx("b", r"^connect to ([^:]*(?::\d+)?): "),
+                    "detail": rx("b", r": ([^:]*)$"),
+                },
             },
-            "connect_error": {
-                "relay": rx("b", r"^connect to ([^:]*(?::\d+)?): "),
-                "detail": rx("b", r": ([^:]*)$"),
+        ),
+        (
+            "sml",  # Sendmail
+            ("sendmail", None),
+            {
+                "from": {
+                    "sender": f"coalesce({rx('b', r'^from=<?([^>,]*)>?')}, '')",
+                    "size": d.try_num(rx("b", r", size=(\d+)"), "bigint"),
+                    "nrcpt": d.try_num(rx("b", r", nrcpts=(\d+)"), "integer"),
+                    "message_id": rx("b", r", msgid=<?([^>,]*)>?"),
+                    "proto": rx("b", r", proto=([^,]+)"),
+                    "client": rx("b", r", relay=(.*?)(?:, [a-z]+=|$)"),
+                },
+                "delivery": {
+                    "recipient": d.trim_chars(rx("b", r"^to=(.*?), [a-z_]+="), "<>"),
+                    "relay": rx("b", r", relay=([^,]*)"),
+                    "mailer": rx("b", r", mailer=([^,]*)"),
+                    "delay": _secs(d, rx("b", r", delay=([\d:+]+)"), RX_SM_DELAY),
+                    "delay_transmission": _secs(d, rx("b", r", xdelay=([\d:+]+)"), RX_SM_DELAY),
+                    "dsn": rx("b", r", dsn=([\d.]+)"),
+                    "status": (
+                        f"case when {stat['Sent']} then 'sent' when {stat['Deferred']} then 'deferred' "
+                        f"when {stat['queued']} then 'queued' else 'bounced' end"
+                    ),
+                    "status_text": rx("b", r", stat=(.*)$"),
+                },
+                "reject": {
+                    "reject_action": "'reject'",
+                    "reject_stage": (
+                        f"case {ruleset} when 'check_rcpt' then 'RCPT' when 'check_mail' "
+                        f"then 'MAIL' when 'check_relay' then 'CONNECT' else {ruleset} end"
+                    ),
+                    "client": rx("b", r", relay=(.*?)(?:, [a-z]+=|$)"),
+                    "sender": (f"case when contains(b, 'ruleset=check_mail') then {arg1} end"),
+                    "recipient": (f"case when contains(b, 'ruleset=check_rcpt') then {arg1} end"),
+                    "smtp_code": d.try_num(rx("b", RX_SM_REJECT, 1), "integer"),
+                    "enhanced_code": rx("b", RX_SM_REJECT, 2),
+                    "reason": rx("b", RX_SM_REJECT, 3),
+                },
+                "error": {"severity": "'error'", "detail": "b"},
             },
-        },
-    ),
-    (
-        "sml",  # Sendmail
-        ("sendmail", None),
-        {
-            "from": {
-                "sender": f"coalesce({rx('b', r'^from=<?([^>,]*)>?')}, '')",
-                "size": num(rx("b", r", size=(\d+)"), "bigint"),
-                "nrcpt": num(rx("b", r", nrcpts=(\d+)")),
-                "message_id": rx("b", r", msgid=<?([^>,]*)>?"),
-                "proto": rx("b", r", proto=([^,]+)"),
-                "client": rx("b", r", relay=(.*?)(?:, [a-z]+=|$)"),
+        ),
+        (
+            "exm",  # Exim main.log
+            ("exim", None),
+            {
+                "arrival": {
+                    "sender": d.trim_chars("split_part(ex.rest, ' ', 1)", "<>"),
+                    "client": rx("ex.rest", RX_EXIM_HOST),
+                    "size": d.try_num(rx("ex.rest", r" S=(\d+)"), "bigint"),
+                    "message_id": rx("ex.rest", r" id=(\S+)"),
+                    "proto": rx("ex.rest", r" P=(\S+)"),
+                    "related_queue_id": rx("ex.rest", r" R=(\S+)"),
+                },
+                "delivery": {
+                    "recipient": "split_part(ex.rest, ' ', 1)",
+                    "orig_to": rx("ex.rest", r"^\S+ (?:\([^)]*\) )?<([^>]+)>"),
+                    "relay": rx("ex.rest", r" H=(\S+(?: \[[^\]]*\](?::\d+)?)?)"),
+                    "mailer": rx("ex.rest", r" T=(\S+)"),
+                    "delay": _secs(d, rx("ex.rest", r" QT=(\S+)"), RX_EXIM_DUR),
+                    "delay_transmission": _secs(d, rx("ex.rest", r" DT=(\S+)"), RX_EXIM_DUR),
+                    "status": (
+                        "case ex.flag when '**' then 'bounced' when '==' then 'deferred' else 'sent' end"
+                    ),
+                    "status_text": (
+                        "case when ex.flag in ('**', '==') then "
+                        + rx("ex.rest", r": (.*)$")
+                        + " else "
+                        + rx("ex.rest", r' C="(.*)"')
+                        + " end"
+                    ),
+                    "smtp_code": (
+                        "case when ex.flag in ('**', '==') then "
+                        + d.try_num(
+                            rx(
+                                "ex.rest",
+                                r": (?:SMTP error from remote mail server after [^:]*: )?(\d{3})[ -]",
+                            ),
+                            "integer",
+                        )
+                        + " end"
+                    ),
+                },
+                "reject": {
+                    "reject_action": "'reject'",
+                    "reject_stage": rx("message", r" rejected (after DATA|\S+)"),
+                    "client": rx("message", RX_EXIM_HOST),
+                    "sender": rx("message", r" F=<([^>]*)>"),
+                    "recipient": rx("message", r" rejected RCPT <?([^>:\s]*)>?"),
+                    "reason": rx("message", r" rejected (?:after DATA|\S+)[^:]*: (.*)$"),
+                    "smtp_code": d.try_num(rx("message", r": (\d{3}) "), "integer"),
+                },
             },
-            "delivery": {
-                "recipient": f"trim({rx('b', r'^to=(.*?), [a-z_]+=')}, '<>')",
-                "relay": rx("b", r", relay=([^,]*)"),
-                "mailer": rx("b", r", mailer=([^,]*)"),
-                "delay": _secs(rx("b", r", delay=([\d:+]+)"), RX_SM_DELAY),
-                "delay_transmission": _secs(rx("b", r", xdelay=([\d:+]+)"), RX_SM_DELAY),
-                "dsn": rx("b", r", dsn=([\d.]+)"),
-                "status": (
-                    "case when regexp_matches(b, ', stat=Sent\\b') then 'sent' "
-                    "when regexp_matches(b, ', stat=Deferred\\b') then 'deferred' "
-                    "when regexp_matches(b, ', stat=queued\\b') then 'queued' else 'bounced' end"
-                ),
-                "status_text": rx("b", r", stat=(.*)$"),
+        ),
+        (
+            "qml",  # qmail-send via multilog
+            ("qmail", None),
+            {
+                "from": {
+                    "sender": rx("message", r" from <([^>]*)>"),
+                    "size": d.try_num(rx("message", r": bytes (\d+)"), "bigint"),
+                },
+                "delivery_start": {
+                    "recipient": rx("message", r" to (?:local|remote) (\S+)"),
+                    "mailer": rx("message", r" to (local|remote) "),
+                    "related_queue_id": rx("message", r"delivery (\d+)"),
+                },
+                "delivery": {
+                    "related_queue_id": rx("message", r"delivery (\d+)"),
+                    "status": (
+                        "case split_part(split_part(message, ': ', 2), ':', 1) when 'success' then 'sent' "
+                        "when 'deferral' then 'deferred' when 'failure' then 'bounced' end"
+                    ),
+                    "status_text": rx("message", r"^delivery \d+: \w+: (.*)$"),
+                },
             },
-            "reject": {
-                "reject_action": "'reject'",
-                "reject_stage": (
-                    f"case {rx('b', r'ruleset=([^,]+)')} when 'check_rcpt' then 'RCPT' when 'check_mail' "
-                    f"then 'MAIL' when 'check_relay' then 'CONNECT' else {rx('b', r'ruleset=([^,]+)')} end"
-                ),
-                "client": rx("b", r", relay=(.*?)(?:, [a-z]+=|$)"),
-                "sender": (
-                    f"case when contains(b, 'ruleset=check_mail') then {rx('b', r', arg1=<?([^>,]*)>?')} end"
-                ),
-                "recipient": (
-                    f"case when contains(b, 'ruleset=check_rcpt') then {rx('b', r', arg1=<?([^>,]*)>?')} end"
-                ),
-                "smtp_code": num(rx("b", RX_SM_REJECT, 1)),
-                "enhanced_code": rx("b", RX_SM_REJECT, 2),
-                "reason": rx("b", RX_SM_REJECT, 3),
-            },
-            "error": {"severity": "'error'", "detail": "b"},
-        },
-    ),
-    (
-        "exm",  # Exim main.log
-        ("exim", None),
-        {
-            "arrival": {
-                "sender": "trim(split_part(ex.rest, ' ', 1), '<>')",
-                "client": rx("ex.rest", RX_EXIM_HOST),
-                "size": num(rx("ex.rest", r" S=(\d+)"), "bigint"),
-                "message_id": rx("ex.rest", r" id=(\S+)"),
-                "proto": rx("ex.rest", r" P=(\S+)"),
-                "related_queue_id": rx("ex.rest", r" R=(\S+)"),
-            },
-            "delivery": {
-                "recipient": "split_part(ex.rest, ' ', 1)",
-                "orig_to": rx("ex.rest", r"^\S+ (?:\([^)]*\) )?<([^>]+)>"),
-                "relay": rx("ex.rest", r" H=(\S+(?: \[[^\]]*\](?::\d+)?)?)"),
-                "mailer": rx("ex.rest", r" T=(\S+)"),
-                "delay": _secs(rx("ex.rest", r" QT=(\S+)"), RX_EXIM_DUR),
-                "delay_transmission": _secs(rx("ex.rest", r" DT=(\S+)"), RX_EXIM_DUR),
-                "status": "case ex.flag when '**' then 'bounced' when '==' then 'deferred' else 'sent' end",
-                "status_text": (
-                    "case when ex.flag in ('**', '==') then "
-                    + rx("ex.rest", r": (.*)$")
-                    + " else "
-                    + rx("ex.rest", r' C="(.*)"')
-                    + " end"
-                ),
-                "smtp_code": (
-                    "case when ex.flag in ('**', '==') then "
-                    + num(
-                        rx("ex.rest", r": (?:SMTP error from remote mail server after [^:]*: )?(\d{3})[ -]")
+        ),
+        (
+            "nzq",  # noise kind / quarantine reason
+            (None, ["__noise", "__quarantine"]),
+            {
+                "__noise": {
+                    "detail": (
+                        f"case when {d.trim('line')} = '' then 'blank' "
+                        f"when {d.trim('message')} = '-- MARK --' then 'syslog_mark' else 'syslog_repeat' end"
                     )
-                    + " end"
-                ),
+                },
+                "__quarantine": {
+                    "detail": (
+                        "case when bad then 'invalid UTF-8 (shown with U+FFFD replacements)' "
+                        "else 'not a mail log line (no syslog, Exim or TAI64N stamp)' end"
+                    )
+                },
             },
-            "reject": {
-                "reject_action": "'reject'",
-                "reject_stage": rx("message", r" rejected (after DATA|\S+)"),
-                "client": rx("message", RX_EXIM_HOST),
-                "sender": rx("message", r" F=<([^>]*)>"),
-                "recipient": rx("message", r" rejected RCPT <?([^>:\s]*)>?"),
-                "reason": rx("message", r" rejected (?:after DATA|\S+)[^:]*: (.*)$"),
-                "smtp_code": num(rx("message", r": (\d{3}) ")),
-            },
-        },
-    ),
-    (
-        "qml",  # qmail-send via multilog
-        ("qmail", None),
-        {
-            "from": {
-                "sender": rx("message", r" from <([^>]*)>"),
-                "size": num(rx("message", r": bytes (\d+)"), "bigint"),
-            },
-            "delivery_start": {
-                "recipient": rx("message", r" to (?:local|remote) (\S+)"),
-                "mailer": rx("message", r" to (local|remote) "),
-                "related_queue_id": rx("message", r"delivery (\d+)"),
-            },
-            "delivery": {
-                "related_queue_id": rx("message", r"delivery (\d+)"),
-                "status": (
-                    "case split_part(split_part(message, ': ', 2), ':', 1) when 'success' then 'sent' "
-                    "when 'deferral' then 'deferred' when 'failure' then 'bounced' end"
-                ),
-                "status_text": rx("message", r"^delivery \d+: \w+: (.*)$"),
-            },
-        },
-    ),
-    (
-        "nzq",  # noise kind / quarantine reason
-        (None, ["__noise", "__quarantine"]),
-        {
-            "__noise": {
-                "detail": (
-                    "case when trim(line) = '' then 'blank' when trim(message) = '-- MARK --' "
-                    "then 'syslog_mark' else 'syslog_repeat' end"
-                )
-            },
-            "__quarantine": {
-                "detail": (
-                    "case when bad then 'invalid UTF-8 (shown with U+FFFD replacements)' "
-                    "else 'not a mail log line (no syslog, Exim or TAI64N stamp)' end"
-                )
-            },
-        },
-    ),
-]
+        ),
+    ]
+
+
+GROUPS = _groups(DUCKDB)
 
 
 def _kind_codes() -> dict[tuple[str | None, str], int]:
@@ -448,97 +596,99 @@ def _kc_sql() -> str:
     return f"case {' '.join(parts)} else 0 end"
 
 
-def _column_sql(col: str) -> str:
+def _column_sql(d: Dialect, groups: list[Group], col: str) -> str:
     """One CASE per output column over the kind codes of the groups that define it."""
     typ = _TYPES[col]
     whens: list[str] = []
-    for _, (fam, kinds), fields in GROUPS:
+    for _, (fam, kinds), fields in groups:
         if "*" in fields:
             if col in fields["*"]:
-                whens.append(f"when {_kc_test(fam, kinds)} then ({fields['*'][col]})::{typ}")
+                whens.append(f"when {_kc_test(fam, kinds)} then {d.cast(fields['*'][col], typ)}")
             continue
         by_expr: dict[str, list[str]] = {}
-        for k, d in fields.items():
-            if col in d:
-                by_expr.setdefault(d[col], []).append(k)
+        for k, f in fields.items():
+            if col in f:
+                by_expr.setdefault(f[col], []).append(k)
         for expr, ks in by_expr.items():
-            whens.append(f"when {_kc_test(fam, ks)} then ({expr})::{typ}")
+            whens.append(f"when {_kc_test(fam, ks)} then {d.cast(expr, typ)}")
     if not whens:
-        return f"NULL::{typ} as {col}"
+        return f"{d.null(typ)} as {col}"
     return f"case {' '.join(whens)} end as {col}"
 
 
-def _kind_sql() -> str:
+def _kind_sql(d: Dialect) -> str:
+    sw, ew, m = d.starts_with, d.ends_with, d.match
+    # (f-string expressions cannot hold backslashes before Python 3.12)
+    repeated = m("message", r"^(?:last message repeated \d+ times|message repeated \d+ times)")
+    exim_started = m("message", r"^exim \S+ daemon started")
+    qmail_delivery = m("message", r"^delivery \d+: ")
     return f"""case
       when bad then '__quarantine'
-      when ts_format is null then (case when trim(line) = '' then '__noise' else '__quarantine' end)
+      when ts_format is null then (case when {d.trim("line")} = '' then '__noise' else '__quarantine' end)
       when fam = 'postfix' then (case
-        when starts_with(b, 'to=<') and contains(b, ', status=') then 'delivery'
-        when starts_with(b, 'connect from ') then 'connect'
-        when starts_with(b, 'disconnect from ') then 'disconnect'
-        when starts_with(b, 'client=') then 'client'
-        when starts_with(b, 'message-id=') or starts_with(b, 'resent-message-id=') then 'message_id'
+        when {sw("b", "to=<")} and contains(b, ', status=') then 'delivery'
+        when {sw("b", "connect from ")} then 'connect'
+        when {sw("b", "disconnect from ")} then 'disconnect'
+        when {sw("b", "client=")} then 'client'
+        when {sw("b", "message-id=")} or {sw("b", "resent-message-id=")} then 'message_id'
         when b = 'removed' then 'removed'
-        when starts_with(b, 'from=<') and contains(b, ', size=') then 'qmgr_from'
-        when starts_with(b, 'from=<') and contains(b, ', status=expired') then 'expired'
-        when has_q and regexp_matches(b, {_q(RX_REJECT_ACTION)}) then (
+        when {sw("b", "from=<")} and contains(b, ', size=') then 'qmgr_from'
+        when {sw("b", "from=<")} and contains(b, ', status=expired') then 'expired'
+        when has_q and {m("b", RX_REJECT_ACTION)} then (
           case split_part(b, ':', 1)
             when 'reject' then 'reject' when 'milter-reject' then 'reject'
             when 'reject_warning' then 'reject_warning'
-            when 'warning' then (case when regexp_matches(b, {_q(RX_CLEANUP_CHECK)})
+            when 'warning' then (case when {m("b", RX_CLEANUP_CHECK)}
                                       then 'reject_warning' else 'warning' end)
             when 'hold' then 'hold' when 'milter-hold' then 'hold'
             else 'discard' end)
-        when qid is not null and (starts_with(b, 'uid=') or starts_with(b, 'sender=')) then 'pickup'
-        when regexp_matches(b, '^(?:sender|postmaster) non-delivery notification: ') then 'bounce_notice'
-        when starts_with(b, 'sender delay notification: ') then 'defer_notice'
-        when starts_with(b, 'sender delivery status notification: ') then 'dsn_notice'
-        when regexp_matches(b, '^(?:warning|error|fatal|panic): ') then split_part(b, ':', 1)
-        when starts_with(b, 'lost connection after ') then 'lost_connection'
-        when starts_with(b, 'timeout after ') then 'timeout'
-        when starts_with(b, 'connect to ') then 'connect_error'
-        when ends_with(program, '/master') then 'master'
-        when ends_with(program, '/anvil') then 'anvil'
-        when ends_with(program, '/postscreen') then 'postscreen'
-        when ends_with(program, '/scache') then 'scache'
-        when ends_with(program, '/pickup') then 'pickup'
-        when ends_with(program, 'postfix-script') or program = 'postfix' then 'script'
+        when qid is not null and ({sw("b", "uid=")} or {sw("b", "sender=")}) then 'pickup'
+        when {m("b", "^(?:sender|postmaster) non-delivery notification: ")} then 'bounce_notice'
+        when {sw("b", "sender delay notification: ")} then 'defer_notice'
+        when {sw("b", "sender delivery status notification: ")} then 'dsn_notice'
+        when {m("b", "^(?:warning|error|fatal|panic): ")} then split_part(b, ':', 1)
+        when {sw("b", "lost connection after ")} then 'lost_connection'
+        when {sw("b", "timeout after ")} then 'timeout'
+        when {sw("b", "connect to ")} then 'connect_error'
+        when {ew("program", "/master")} then 'master'
+        when {ew("program", "/anvil")} then 'anvil'
+        when {ew("program", "/postscreen")} then 'postscreen'
+        when {ew("program", "/scache")} then 'scache'
+        when {ew("program", "/pickup")} then 'pickup'
+        when {ew("program", "postfix-script")} or program = 'postfix' then 'script'
         else 'other' end)
-      when program is null and (trim(message) = '-- MARK --'
-           or regexp_matches(message, '^(?:last message repeated \\d+ times|message repeated \\d+ times)'))
+      when program is null and ({d.trim("message")} = '-- MARK --'
+           or {repeated})
         then '__noise'
       when fam = 'sendmail' then (case
-        when starts_with(b, 'from=') then 'from'
-        when starts_with(b, 'to=') and contains(b, ', stat=') then 'delivery'
-        when starts_with(b, 'ruleset=') and contains(b, ', reject=') then 'reject'
-        when starts_with(b, 'SYSERR') then 'error'
+        when {sw("b", "from=")} then 'from'
+        when {sw("b", "to=")} and contains(b, ', stat=') then 'delivery'
+        when {sw("b", "ruleset=")} and contains(b, ', reject=') then 'reject'
+        when {sw("b", "SYSERR")} then 'error'
         else 'other' end)
       when fam = 'exim' then (case
         when ex.flag = '<=' then 'arrival'
         when ex.flag in ('=>', '->', '*>', '**', '==') then 'delivery'
         when ex.flag = 'Completed' then 'removed'
-        when regexp_matches(message, ' rejected (?:RCPT|MAIL|EHLO|HELO|VRFY|after DATA|connection)')
+        when {m("message", " rejected (?:RCPT|MAIL|EHLO|HELO|VRFY|after DATA|connection)")}
           then 'reject'
-        when regexp_matches(message, '^(?:Start|End) queue run') then 'queue_run'
-        when regexp_matches(message, '^exim \\S+ daemon started') then 'master'
+        when {m("message", "^(?:Start|End) queue run")} then 'queue_run'
+        when {exim_started} then 'master'
         else 'other' end)
       when fam = 'qmail' then (case
-        when starts_with(message, 'new msg ') then 'new_msg'
-        when starts_with(message, 'info msg ') then 'from'
-        when starts_with(message, 'starting delivery ') then 'delivery_start'
-        when regexp_matches(message, '^delivery \\d+: ') then 'delivery'
-        when starts_with(message, 'end msg ') then 'removed'
-        when starts_with(message, 'bounce msg ') then 'bounce_notice'
-        when starts_with(message, 'status: ') then 'status'
+        when {sw("message", "new msg ")} then 'new_msg'
+        when {sw("message", "info msg ")} then 'from'
+        when {sw("message", "starting delivery ")} then 'delivery_start'
+        when {qmail_delivery} then 'delivery'
+        when {sw("message", "end msg ")} then 'removed'
+        when {sw("message", "bounce msg ")} then 'bounce_notice'
+        when {sw("message", "status: ")} then 'status'
         else 'other' end)
       else 'other'
     end"""
 
 
-_QMAIL_MSG = rx("message", r"msg (\d+)")
-
-
-def _build_sql() -> str:
+def _build_sql(dialect: str | Dialect = "duckdb") -> str:
     """SELECT over `_src(line_no, line, bad)` yielding line_no and the raw.maillog columns.
 
     Noise and quarantine lines come out with kind '__noise' / '__quarantine' (detail =
@@ -547,59 +697,69 @@ def _build_sql() -> str:
     slow): $month_us (epoch microseconds of the 1st of each month of the base year of
     year-less stamps), $offset (minutes, local = UTC + offset).
     """
+    d = dialect_for(dialect)
+    groups = _groups(d)
     head = {"ts", "ts_format", "host", "program", "pid", "queue_id", "kind", "message"}
-    out = [c if c in head else _column_sql(c) for c in COLUMN_NAMES]
-    syslog_ts = (
-        "make_timestamp($month_us[(strpos('JanFebMarAprMayJunJulAugSepOctNovDec', "
-        "substr(line, 1, 3)) + 2) // 3]"
-        " + ((cast(trim(substr(line, 5, slen - 13)) as bigint) - 1) * 86400"
-        " + coalesce(epoch(try_cast(substr(line, slen - 7, 8) as time))::bigint,"
-        " cast(substr(line, slen - 7, 2) as bigint) * 3600"
-        " + cast(substr(line, slen - 4, 2) as bigint) * 60 + cast(substr(line, slen - 1, 2) as bigint))"
-        " - $offset * 60) * 1000000)"
+    out = [c if c in head else _column_sql(d, groups, c) for c in COLUMN_NAMES]
+    month = d.idiv(f"({d.strpos(_q(MONTHS), 'substr(line, 1, 3)')} + 2)", "3")
+    clock = d.clock_secs(
+        "substr(line, slen - 7, 8)",
+        "substr(line, slen - 7, 2)",
+        "substr(line, slen - 4, 2)",
+        "substr(line, slen - 1, 2)",
     )
-    rfc_ts = (
-        f"try_cast(regexp_replace(substr(line, 1, slen), {_q(RX_RFC3339_ZONE)}, '') as timestamp)"
-        " - to_minutes("
+    # the day is digits and spaces only here, so Spark's trim (spaces only) agrees
+    syslog_ts = d.ts_from_us(
+        f"{d.element('$month_us', month)}"
+        " + ((cast(trim(substr(line, 5, slen - 13)) as bigint) - 1) * 86400"
+        f" + {clock}"
+        " - $offset * 60) * 1000000"
+    )
+    rfc_ts = d.minus_minutes(
+        d.try_ts(f"regexp_replace(substr(line, 1, slen), {d.regex(RX_RFC3339_ZONE)}, '')"),
         "case when substr(line, slen, 1) = 'Z' then 0 "
         "else (case substr(line, slen - 5, 1) when '-' then -1 else 1 end) * coalesce("
-        "try_cast(substr(line, slen - 4, 2) as bigint) * 60"
-        " + try_cast(substr(line, slen - 1, 2) as bigint), 0) end)"
+        f"{d.try_num('substr(line, slen - 4, 2)', 'bigint')} * 60"
+        f" + {d.try_num('substr(line, slen - 1, 2)', 'bigint')}, 0) end",
     )
-    exim_ts = (
-        "try_cast(exh.st as timestamp) - to_minutes(case when exh.sg = '' then $offset "
-        "else (case when exh.sg = '-' then -1 else 1 end) * (try_cast(exh.zh as bigint) * 60 "
-        "+ try_cast(exh.zm as bigint)) end)"
+    exim_ts = d.minus_minutes(
+        d.try_ts("exh.st"),
+        "case when exh.sg = '' then $offset "
+        f"else (case when exh.sg = '-' then -1 else 1 end) * ({d.try_num('exh.zh', 'bigint')} * 60 "
+        f"+ {d.try_num('exh.zm', 'bigint')}) end",
     )
-    tai_ts = (
-        f"make_timestamp((('0x' || substr(line, 2, 16))::bigint - {TAI64_UNIX}) * 1000000"
-        " + ('0x' || substr(line, 18, 8))::bigint // 1000)"
+    tai_ts = d.ts_from_us(
+        f"({d.hex_bigint('substr(line, 2, 16)')} - {TAI64_UNIX}) * 1000000"
+        f" + {d.idiv(d.hex_bigint('substr(line, 18, 8)'), '1000')}"
     )
+    qmail_msg = d.rx("message", r"msg (\d+)")
+    sm_msp = d.starts_with("program", "sm-msp")
+    pid_text = f"substr(tag, {d.strpos('tag', _q('['))} + 1, length(tag) - {d.strpos('tag', _q('['))} - 1)"
     return f"""
 with s1 as (
   select line_no, coalesce(line, '') as line, bad,
     case when bad then null
-         when regexp_matches(line, {_q(RX_SYSLOG)}) then 'syslog'
-         when regexp_matches(line, {_q(RX_RFC3339)}) then 'rfc3339'
-         when regexp_matches(line, {_q(RX_EXIM_STAMP)}) then 'exim'
-         when regexp_matches(line, {_q(RX_TAI64)}) then 'tai64n'
+         when {d.match("line", RX_SYSLOG)} then 'syslog'
+         when {d.match("line", RX_RFC3339)} then 'rfc3339'
+         when {d.match("line", RX_EXIM_STAMP)} then 'exim'
+         when {d.match("line", RX_TAI64)} then 'tai64n'
     end as ts_format
   from _src
 ), s2 as (
   select *,
     case ts_format when 'syslog' then (case when substr(line, 6, 1) = ' ' then 14 else 15 end)
-                   when 'rfc3339' then strpos(line, ' ') - 1 end as slen,
+                   when 'rfc3339' then {d.strpos("line", _q(" "))} - 1 end as slen,
     case when ts_format = 'exim'
-         then {rxs("line", RX_EXIM_HEAD, ["st", "sg", "zh", "zm", "pid", "msg"])} end as exh
+         then {d.rxs("line", RX_EXIM_HEAD, ["st", "sg", "zh", "zm", "pid", "msg"])} end as exh
   from s1
 ), s3 as (
   select *, substr(line, slen + 2) as rest from s2
 ), s4 as (
-  select *, strpos(rest, ' ') as sp from s3
+  select *, {d.strpos("rest", _q(" "))} as sp from s3
 ), s5 as (
   select *, case when sp > 0 then substr(rest, sp + 1) end as body from s4
 ), s6 as (
-  select *, strpos(body, ': ') as colon from s5
+  select *, {d.strpos("body", _q(": "))} as colon from s5
 ), s7 as (
   select *, case when colon > 1 then substr(body, 1, colon - 1) end as tag0 from s6
 ), s8 as (
@@ -610,12 +770,12 @@ with s1 as (
   from s7
 ), s9 as (
   select line_no, line, bad, ts_format, slen, exh, host,
-    case when tag is not null then {upto("tag", "[")}
+    case when tag is not null then {upto(d, "tag", "[")}
          when ts_format = 'exim' then 'exim'
          when ts_format = 'tai64n' then 'qmail' end as program,
-    case when ends_with(tag, ']') and strpos(tag, '[') > 0
-         then try_cast(substr(tag, strpos(tag, '[') + 1, length(tag) - strpos(tag, '[') - 1) as integer)
-         when ts_format = 'exim' then try_cast(exh.pid as integer) end as pid,
+    case when {d.ends_with("tag", "]")} and {d.strpos("tag", _q("["))} > 0
+         then {d.try_int(pid_text, "integer")}
+         when ts_format = 'exim' then {d.try_num("exh.pid", "integer")} end as pid,
     case when tag is not null then substr(body, colon + 2)
          when ts_format = 'exim' then exh.msg
          when ts_format = 'tai64n' then substr(line, 27)
@@ -623,41 +783,41 @@ with s1 as (
   from s8
 ), s10 as (
   select *,
-    case when starts_with(program, 'postfix') then 'postfix'
-         when program = 'sendmail' or program = 'sm-mta' or starts_with(program, 'sm-msp') then 'sendmail'
+    case when {d.starts_with("program", "postfix")} then 'postfix'
+         when program = 'sendmail' or program = 'sm-mta' or {sm_msp} then 'sendmail'
          when ts_format = 'exim' or program = 'exim' or program = 'exim4' then 'exim'
          when ts_format = 'tai64n' then 'qmail' end as fam,
-    strpos(message, ': ') as c2
+    {d.strpos("message", _q(": "))} as c2
   from s9
 ), s11 as (
   select *, case when c2 between 7 and 32 then substr(message, 1, c2 - 1) end as cand from s10
 ), s12 as (
   select *,
-    case when fam = 'postfix' and regexp_full_match(cand, {_q(RX_POSTFIX_QID)}) then cand
-         when fam = 'sendmail' and regexp_full_match(cand, {_q(RX_SENDMAIL_QID)}) then cand
+    case when fam = 'postfix' and {d.full_match("cand", RX_POSTFIX_QID)} then cand
+         when fam = 'sendmail' and {d.full_match("cand", RX_SENDMAIL_QID)} then cand
     end as qid
   from s11
 ), s13 as (
   select *,
     qid is not null or (fam = 'postfix' and cand = 'NOQUEUE') as has_q,
-    case when fam = 'exim' then {rxs("message", RX_EXIM_ID, ["id", "flag", "rest"])} end as ex
+    case when fam = 'exim' then {d.rxs("message", RX_EXIM_ID, ["id", "flag", "rest"])} end as ex
   from s12
 ), s14 as (
   select *, case when has_q then substr(message, c2 + 2) else message end as b from s13
 ), k as (
-  select *, {_kind_sql()} as kind from s14
+  select *, {_kind_sql(d)} as kind from s14
 ), kk as (
   select *, {_kc_sql()} as kc from k
 ), p as (
   select *,
-    case when {_kc_test("postfix", ["delivery"])} then {rxs("b", RX_DELIVERY, DELIVERY_FIELDS)} end as dvr,
-    case {" ".join(f"when {_kc_test('postfix', [k])} then {e}" for k, e in _AUX.items())} end as aux,
+    case when {_kc_test("postfix", ["delivery"])} then {d.rxs("b", RX_DELIVERY, DELIVERY_FIELDS)} end as dvr,
+    case {" ".join(f"when {_kc_test('postfix', [k])} then {e}" for k, e in _aux(d).items())} end as aux,
     case when {_kc_test("postfix", ["disconnect"])}
-         then substr(b, nullif(strpos(b, ' commands='), 0) + 10) end as cs,
-    case when {_kc_test("postfix", ["qmgr_from"])} and not ({_QF_OK})
-         then {rxs("b", RX_QMGR_FROM, ["from", "size", "nrcpt"])} end as qfr,
+         then substr(b, nullif({d.strpos("b", _q(" commands="))}, 0) + 10) end as cs,
+    case when {_kc_test("postfix", ["qmgr_from"])} and not ({_qf_ok(d)})
+         then {d.rxs("b", RX_QMGR_FROM, ["from", "size", "nrcpt"])} end as qfr,
     case when {_kc_test("postfix", REJECT_KIND_LIST)}
-         then {rxs("b", RX_REPLY, ["code", "enh", "text"])} end as rpr
+         then {d.rxs("b", RX_REPLY, ["code", "enh", "text"])} end as rpr
   from kk
 )
 select
@@ -666,7 +826,7 @@ select
                  when 'exim' then {exim_ts} when 'tai64n' then {tai_ts} end as ts,
   ts_format, host, program, pid,
   case when fam = 'exim' then ex.id
-       when fam = 'qmail' then {_QMAIL_MSG}
+       when fam = 'qmail' then {qmail_msg}
        else qid end as queue_id,
   kind,
   {("," + chr(10) + "  ").join(o for o in out if o.split(" ")[0] not in head and o not in head)},
@@ -740,32 +900,36 @@ class MaillogParser(Parser):
     def land(
         self, con: duckdb.DuckDBPyConnection, file_id: int, source: FileSource, ctx: ParseContext
     ) -> LineCounts:
-        from ingest.source import BadInput
-
         year = ctx.year or datetime.fromtimestamp(Path(source.path).stat().st_mtime, UTC).year
-        tmp = None
-        try:
-            path = Path(source.path)
-            if source.is_gzip:
-                tmp = Path(tempfile.mkdtemp(prefix="maillog-"))
-                plain = tmp / "maillog.txt"
-                try:
-                    odd = _gunzip_scan(path, plain)
-                except (EOFError, zlib.error, gzip.BadGzipFile) as exc:
-                    raise BadInput(f"corrupt or truncated gzip: {exc}") from exc
-            else:
-                if source.rel_path.endswith(".gz"):
-                    raise BadInput("named .gz but is not gzip data")
-                plain = path
-                odd = _has_cr_or_nul(plain)
+        with _plain_text(Path(source.path), source.rel_path) as (plain, odd):
             if not odd:
                 counts = _land_csv(con, file_id, plain, year, ctx)
                 if counts is not None:
                     return counts
             return _land_arrow(con, file_id, plain.read_bytes(), year, ctx)
-        finally:
-            if tmp is not None:
-                shutil.rmtree(tmp, ignore_errors=True)
+
+
+def write_lines_parquet(path_in: Path, path_out: Path) -> int:
+    """Write the (line_no BIGINT, line VARCHAR, bad BOOLEAN) rows land() parses from
+    `path_in` (plain or gzip) to the Parquet file `path_out`; returns the line count.
+
+    The input of the Spark parse (maillog_spark): the same reader, the same fallback for
+    CR/NUL bytes and rejected lines, so both engines see the very same lines.
+    """
+    import duckdb
+
+    con = duckdb.connect()
+    try:
+        with _plain_text(Path(path_in), Path(path_in).name) as (plain, odd):
+            copy_to = f"to {_q(str(path_out))} (format parquet)"
+            if not odd:
+                n = con.execute(f"copy ({_csv_lines_sql(plain)}) {copy_to}").fetchone()[0]
+                if not con.execute("select count(*) from _maillog_rejects").fetchone()[0]:
+                    return n
+            con.register("_ml_arrow", _split_lines(plain.read_bytes()))
+            return con.execute(f"copy (select line_no, line, bad from _ml_arrow) {copy_to}").fetchone()[0]
+    finally:
+        con.close()
 
 
 # ---------------------------------------------------------------------------------------
@@ -798,14 +962,44 @@ def _gunzip_scan(src: Path, dst: Path) -> bool:
     return odd
 
 
-def _land_csv(con, file_id: int, path: Path, year: int, ctx: ParseContext) -> LineCounts | None:
-    """Fast path: DuckDB's reader. None if it rejected any line (caller falls back)."""
-    src = (
+@contextmanager
+def _plain_text(path: Path, name: str) -> Iterator[tuple[Path, bool]]:
+    """The file as plain text on disk (gunzipped into a temporary directory when needed)
+    and whether it holds CR or NUL bytes, which DuckDB's line reader would split or cut on."""
+    from ingest.source import GZIP_MAGIC, BadInput
+
+    with path.open("rb") as fh:
+        is_gzip = fh.read(2) == GZIP_MAGIC
+    if not is_gzip:
+        if name.endswith(".gz"):
+            raise BadInput("named .gz but is not gzip data")
+        yield path, _has_cr_or_nul(path)
+        return
+    tmp = Path(tempfile.mkdtemp(prefix="maillog-"))
+    try:
+        plain = tmp / "maillog.txt"
+        try:
+            odd = _gunzip_scan(path, plain)
+        except (EOFError, zlib.error, gzip.BadGzipFile) as exc:
+            raise BadInput(f"corrupt or truncated gzip: {exc}") from exc
+        yield plain, odd
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def _csv_lines_sql(path: Path) -> str:
+    """(line_no, line, bad) from DuckDB's reader; rejected lines go to _maillog_rejects
+    (then the line numbers are off and the caller falls back to _split_lines)."""
+    return (
         f"select ordinality::bigint as line_no, line, false as bad from read_csv({_q(str(path))}, "
         f"{READ_OPTS}, ignore_errors=true, store_rejects=true, rejects_table='_maillog_rejects', "
         f"rejects_scan='_maillog_reject_scans') with ordinality"
     )
-    counts = _land_from(con, file_id, src, year, ctx)
+
+
+def _land_csv(con, file_id: int, path: Path, year: int, ctx: ParseContext) -> LineCounts | None:
+    """Fast path: DuckDB's reader. None if it rejected any line (caller falls back)."""
+    counts = _land_from(con, file_id, _csv_lines_sql(path), year, ctx)
     rejected = con.execute("select count(*) from _maillog_rejects").fetchone()[0]
     if rejected:
         for t in ("maillog", "noise", "quarantine"):
@@ -814,8 +1008,9 @@ def _land_csv(con, file_id: int, path: Path, year: int, ctx: ParseContext) -> Li
     return counts
 
 
-def _land_arrow(con, file_id: int, data: bytes, year: int, ctx: ParseContext) -> LineCounts:
-    """Exact LF split with numpy; lines that are not UTF-8 are flagged `bad` (quarantined)."""
+def _split_lines(data: bytes) -> pa.Table:
+    """(line_no, line, bad) by an exact LF split with numpy; lines that are not UTF-8 are
+    flagged `bad` (quarantined), NUL shows as U+2400, a trailing CR is dropped."""
     import numpy as np
     import pyarrow as pa
     import pyarrow.compute as pc
@@ -842,24 +1037,30 @@ def _land_arrow(con, file_id: int, data: bytes, year: int, ctx: ParseContext) ->
         except UnicodeDecodeError:
             bad[i] = True
     arr = pc.utf8_rtrim(arr, characters="\r\n")
-    tbl = pa.table({"line_no": pa.array(np.arange(1, n + 1, dtype=np.int64)), "line": arr, "bad": bad})
-    con.register("_ml_arrow", tbl)
+    return pa.table({"line_no": pa.array(np.arange(1, n + 1, dtype=np.int64)), "line": arr, "bad": bad})
+
+
+def _land_arrow(con, file_id: int, data: bytes, year: int, ctx: ParseContext) -> LineCounts:
+    """Files DuckDB's reader cannot split right: the exact split of _split_lines."""
+    con.register("_ml_arrow", _split_lines(data))
     try:
         return _land_from(con, file_id, "select line_no, line, bad from _ml_arrow", year, ctx)
     finally:
         con.unregister("_ml_arrow")
 
 
-def _sql_for(src_sql: str, year: int, ctx: ParseContext) -> str:
+def _sql_for(src_sql: str, year: int, ctx: ParseContext, dialect: str | Dialect = "duckdb") -> str:
+    d = dialect_for(dialect)
     month_us = [
         int((datetime(int(year), m, 1, tzinfo=UTC) - datetime(1970, 1, 1, tzinfo=UTC)).total_seconds())
         * 1_000_000
         for m in range(1, 13)
     ]
     return (
-        _PARSE_SQL.replace("_src", f"({src_sql})", 1)
-        .replace("$month_us", "([" + ", ".join(map(str, month_us)) + "]::bigint[])")
-        .replace("$offset", f"{int(ctx.utc_offset_minutes)}::bigint")
+        (_PARSE_SQL if d is DUCKDB else _build_sql(d))
+        .replace("_src", f"({src_sql})", 1)
+        .replace("$month_us", d.bigint_array(month_us))
+        .replace("$offset", d.bigint(int(ctx.utc_offset_minutes)))
     )
 
 
