@@ -47,6 +47,7 @@ from ingest.parsers.maillog_spark import parse_lines_spark, split_parsed
 from mtabench.spark import local_session
 spark = local_session(warehouse=Path(sys.argv[4]) / "wh", master=sys.argv[5])
 spark.conf.set("spark.sql.codegen.wholeStage", "false")
+spark.conf.set("spark.sql.files.maxPartitionBytes", "16m")
 started = time.perf_counter() - t0
 t1 = time.perf_counter()
 lines = spark.read.parquet(sys.argv[2])

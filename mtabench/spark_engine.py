@@ -116,6 +116,7 @@ def parse_maillogs(paths: Paths, progress: Callable[[str], None] = print) -> Pat
     try:
         # one parse per file, persisted: the maillog rows read it twice, noise/quarantine once
         spark.conf.set("spark.sql.codegen.wholeStage", "false")  # the parse exceeds the 64 KB method limit
+        spark.conf.set("spark.sql.files.maxPartitionBytes", "16m")  # CPU-bound parse: more tasks
         parts, others, persisted = [], [], []
         for s in staged.values():
             lines = spark.read.parquet(str(s.parquet))
