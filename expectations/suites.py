@@ -183,10 +183,18 @@ MARTS += [
         "select * from main.messages",
         [
             ("ExpectCompoundColumnsToBeUnique", {"column_list": ["run_id", "queue_id"]}),
-            ("ExpectColumnValuesToBeInSet",
-             {"column": "final_status", "value_set": ["sent", "deferred", "bounced", "expired", "queued"]}),
-            *_nonneg("delay", "delay_before_qmgr", "delay_in_qmgr", "delay_conn_setup", "delay_transmission",
-                     "size"),
+            (
+                "ExpectColumnValuesToBeInSet",
+                {"column": "final_status", "value_set": ["sent", "deferred", "bounced", "expired", "queued"]},
+            ),
+            *_nonneg(
+                "delay",
+                "delay_before_qmgr",
+                "delay_in_qmgr",
+                "delay_conn_setup",
+                "delay_transmission",
+                "size",
+            ),
         ],
     ),
     Check(
@@ -194,8 +202,16 @@ MARTS += [
         """select *, delivered_incl_drain - delivered as drain_deliveries from main.runs
            where received is not null""",
         [
-            *_nonneg("received", "delivered", "deferred", "bounced", "rejected", "drain_deliveries",
-                     "time_to_inject_s", "queue_growth_per_min"),
+            *_nonneg(
+                "received",
+                "delivered",
+                "deferred",
+                "bounced",
+                "rejected",
+                "drain_deliveries",
+                "time_to_inject_s",
+                "queue_growth_per_min",
+            ),
         ],
     ),
 ]
