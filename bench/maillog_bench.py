@@ -24,6 +24,8 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from datetime import datetime, timedelta
 from pathlib import Path
 
@@ -143,36 +145,57 @@ def run_child(code: str, *args: str) -> dict:
     return res
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+def bench_args(doc: str) -> argparse.Namespace:
+    ap = argparse.ArgumentParser(description=doc, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--gb", type=float, default=1.0, help="size of the generated maillog in GB (1e9 bytes)")
     ap.add_argument("--keep", action="store_true", help="keep the temporary directory")
-    args = ap.parse_args()
-    pflogsumm = shutil.which("pflogsumm") or "/usr/sbin/pflogsumm"
-    if not Path(pflogsumm).exists():
-        subprocess.run(["apt-get", "install", "-y", "pflogsumm"], check=True, capture_output=True)
-    tmp = Path(tempfile.mkdtemp(prefix="maillog-bench-", dir="/tmp"))
+    return ap.parse_args()
+
+
+@contextmanager
+def synthetic_log(gb: float, keep: bool, prefix: str) -> Iterator[tuple[Path, Path, int, int]]:
+    """(temporary dir, maillog, bytes, lines): the log built, the dir removed unless `keep`."""
+    tmp = Path(tempfile.mkdtemp(prefix=prefix, dir="/tmp"))
     try:
         log = tmp / "maillog"
         t0 = time.perf_counter()
-        size, n = build_log(log, args.gb)
+        size, n = build_log(log, gb)
         print(
             f"built {log}: {size / 1e9:.3f} GB, {n:,} lines in {time.perf_counter() - t0:.1f} s", flush=True
         )
+        yield tmp, log, size, n
+    finally:
+        if keep:
+            print(f"kept {tmp}")
+        else:
+            shutil.rmtree(tmp, ignore_errors=True)
 
-        (tmp / "spill").mkdir()
-        ours = run_child(
-            _CHILD_LAND,
-            str(ROOT),
-            str(log),
-            str(tmp / "bench.duckdb"),
-            str(tmp / "spill"),
-            DUCK_SETTINGS,
-            str(YEAR),
-        )
+
+def land_duckdb(tmp: Path, log: Path, n: int) -> dict:
+    """(a) of both benchmarks: MaillogParser.land into a fresh DuckDB file, in a child."""
+    (tmp / "spill").mkdir()
+    res = run_child(
+        _CHILD_LAND,
+        str(ROOT),
+        str(log),
+        str(tmp / "bench.duckdb"),
+        str(tmp / "spill"),
+        DUCK_SETTINGS,
+        str(YEAR),
+    )
+    assert res["total"] == n, (res, n)
+    return res
+
+
+def main() -> None:
+    args = bench_args(__doc__)
+    pflogsumm = shutil.which("pflogsumm") or "/usr/sbin/pflogsumm"
+    if not Path(pflogsumm).exists():
+        subprocess.run(["apt-get", "install", "-y", "pflogsumm"], check=True, capture_output=True)
+    with synthetic_log(args.gb, args.keep, "maillog-bench-") as (tmp, log, size, n):
+        ours = land_duckdb(tmp, log, n)
         peak_kb = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
         db_size = (tmp / "bench.duckdb").stat().st_size
-        assert ours["total"] == n, (ours, n)
 
         t, c0 = time.perf_counter(), _cpu_children()
         subprocess.run(
@@ -206,11 +229,6 @@ def main() -> None:
             f"{bare['cpu'] / ours['cpu']:.3f} CPU   (target >= 0.333)"
         )
         print("(all columns are extracted at ingest; the staging model adds no extraction work)")
-    finally:
-        if args.keep:
-            print(f"kept {tmp}")
-        else:
-            shutil.rmtree(tmp, ignore_errors=True)
 
 
 if __name__ == "__main__":

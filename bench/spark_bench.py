@@ -16,16 +16,12 @@ lines/s divided by the cores given. Row counts of (a), (c) and (d) must agree.
 
 from __future__ import annotations
 
-import argparse
 import resource
-import shutil
 import sys
-import tempfile
-import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from maillog_bench import _CHILD_LAND, DUCK_SETTINGS, ROOT, YEAR, build_log, run_child  # noqa: E402
+from maillog_bench import ROOT, YEAR, bench_args, land_duckdb, run_child, synthetic_log  # noqa: E402
 
 _CHILD_LINES = r"""
 import json, sys, time
@@ -65,29 +61,9 @@ spark.stop()
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--gb", type=float, default=1.0, help="size of the generated maillog in GB (1e9 bytes)")
-    ap.add_argument("--keep", action="store_true", help="keep the temporary directory")
-    args = ap.parse_args()
-    tmp = Path(tempfile.mkdtemp(prefix="spark-bench-", dir="/tmp"))
-    try:
-        log = tmp / "maillog"
-        t0 = time.perf_counter()
-        size, n = build_log(log, args.gb)
-        print(
-            f"built {log}: {size / 1e9:.3f} GB, {n:,} lines in {time.perf_counter() - t0:.1f} s", flush=True
-        )
-        (tmp / "spill").mkdir()
-        duck = run_child(
-            _CHILD_LAND,
-            str(ROOT),
-            str(log),
-            str(tmp / "bench.duckdb"),
-            str(tmp / "spill"),
-            DUCK_SETTINGS,
-            str(YEAR),
-        )
-        assert duck["total"] == n, (duck, n)
+    args = bench_args(__doc__)
+    with synthetic_log(args.gb, args.keep, "spark-bench-") as (tmp, log, _size, n):
+        duck = land_duckdb(tmp, log, n)
         lines = run_child(_CHILD_LINES, str(ROOT), str(log), str(tmp / "lines.parquet"))
         assert lines["lines"] == n, (lines, n)
         spark = {}
@@ -126,11 +102,6 @@ def main() -> None:
             f"{duck['seconds'] / (lines['seconds'] + spark[2]['seconds']):.2f}x (lines file included)"
         )
         print(f"peak RSS of any child: {peak_kb / 1024:.0f} MiB (Spark's JVM heap: spark.driver.memory)")
-    finally:
-        if args.keep:
-            print(f"kept {tmp}")
-        else:
-            shutil.rmtree(tmp, ignore_errors=True)
 
 
 if __name__ == "__main__":
