@@ -1,10 +1,13 @@
 # mtabench: `make run` builds data/mtabench.duckdb from samples/; `make test` runs the tests.
 .PHONY: setup run run-spark ingest build validate docs test lint bench spark-bench clean \
 	airflow-setup airflow-up airflow-down airflow-status \
-	superset-setup serve serve-stop dashboards-import dashboards-export
+	superset-setup serve serve-stop dashboards-import dashboards-export record-demo
 
 UV ?= uv
 ARCHIVE ?= samples
+RECORD_ARCHIVE ?= archive
+RECORD_DATA ?= data/record
+RECORD_RUN ?= demo-$(shell date -u +%Y%m%dT%H%M%S)
 
 setup:
 	@bash scripts/setup.sh
@@ -50,8 +53,8 @@ superset-setup: setup
 dashboards-import: superset-setup
 	bash scripts/superset.sh import
 
-serve: dashboards-import
-	bash scripts/superset.sh serve
+serve: setup
+	bash scripts/superset.sh up
 
 serve-stop:
 	bash scripts/superset.sh stop
@@ -61,3 +64,10 @@ dashboards-export:
 
 clean:
 	rm -rf data dbt_project/target dbt_project/logs
+
+# As root: set up Postfix on 127.0.0.1, record a 60 s postal run into $(RECORD_ARCHIVE)/, ingest it.
+record-demo: setup
+	bash scripts/setup_postfix_bench.sh
+	$(UV) run --frozen mtabench record $(RECORD_RUN) --archive $(RECORD_ARCHIVE) --duration 60 \
+		--label "record-demo" --tag demo -- postal -t 2 -m 4 127.0.0.1 /srv/bench/users.txt
+	MTABENCH_DATA=$(RECORD_DATA) $(UV) run --frozen mtabench run $(RECORD_ARCHIVE)

@@ -1,10 +1,12 @@
-"""Benchmark MaillogParser.land against pflogsumm and a bare DuckDB line count.
+"""Benchmark the maillog ingest (compiled parser -> per-file Parquet behind raw.maillog)
+against pflogsumm and a bare DuckDB line count.
 
 Builds a plain-text maillog of --gb gigabytes (default 1.0) in a temporary directory under
 /tmp by repeating the sample Postfix maillogs with their timestamps shifted so that lines
 stay in time order, then times, on that one file:
 
-  (a) MaillogParser.land into a fresh DuckDB file (in a subprocess: peak RSS measured),
+  (a) the landing of the file (ingest.landing.land_file) into a fresh DuckDB file and its
+      Parquet folder, in a subprocess (imports included; peak RSS measured),
   (b) pflogsumm (Debian package) reading the file,
   (c) `select count(*) from read_csv(...)` with the parser's reader options.
 
@@ -39,41 +41,44 @@ YEAR = 2026
 DUCK_SETTINGS = "set threads=2; set memory_limit='2GB'; set preserve_insertion_order=true;"
 
 _CHILD_LAND = r"""
-import json, sys, time, duckdb
+import json, sys, time
+t0 = time.perf_counter()
 sys.path.insert(0, sys.argv[1])
+import duckdb
 from pathlib import Path
-from ingest.landing import CORE_DDL, PROVENANCE
+from ingest.landing import ensure_schema, land_file
 from ingest.parsers.base import ParseContext
 from ingest.parsers.maillog import MaillogParser
 from ingest.source import FileSource
 log, db, spill, settings = sys.argv[2], sys.argv[3], sys.argv[4], sys.argv[5]
-t0 = time.perf_counter()
 con = duckdb.connect(db)
 con.execute(settings)
 con.execute(f"set temp_directory='{spill}'")
-con.execute("create schema raw")
-for table, cols in MaillogParser.tables.items():
-    con.execute(f"create table raw.{table} ({PROVENANCE}, {cols})")
-for t in ("noise", "quarantine"):
-    con.execute(f"create table raw.{t} ({CORE_DDL[t]})")
+ensure_schema(con)
 con.execute("begin")
-c = MaillogParser().land(con, 1, FileSource(Path(log), Path(log).name), ParseContext(year=int(sys.argv[6])))
+src = FileSource(Path(log), Path(log).name)
+c = land_file(con, MaillogParser(), 1, src, ParseContext(year=int(sys.argv[6])))
 con.execute("commit")
 con.execute("checkpoint")
+n = con.execute("select count(*) from raw.maillog").fetchone()[0]
 con.close()
 print(json.dumps({"seconds": time.perf_counter() - t0, "total": c.total, "parsed": c.parsed,
-                  "noise": c.noise, "quarantined": c.quarantined}))
+                  "noise": c.noise, "quarantined": c.quarantined, "view_rows": n}))
 """
+
+# DuckDB's line reader: one VARCHAR column, no delimiter (NUL), no quoting
+READ_OPTS = (
+    "columns={'line': 'VARCHAR'}, header=false, quote='', escape='', delim=chr(0), "
+    "auto_detect=false, strict_mode=false, compression='none'"
+)
 
 _CHILD_COUNT = r"""
 import json, sys, time, duckdb
-sys.path.insert(0, sys.argv[1])
-from ingest.parsers.maillog import READ_OPTS
-log, settings = sys.argv[2], sys.argv[3]
+log, settings, opts = sys.argv[2], sys.argv[3], sys.argv[4]
 t0 = time.perf_counter()
 con = duckdb.connect()
 con.execute(settings)
-n = con.execute(f"select count(*) from read_csv('{log}', {READ_OPTS})").fetchone()[0]
+n = con.execute(f"select count(*) from read_csv('{log}', {opts})").fetchone()[0]
 print(json.dumps({"seconds": time.perf_counter() - t0, "lines": n}))
 """
 
@@ -184,6 +189,7 @@ def land_duckdb(tmp: Path, log: Path, n: int) -> dict:
         str(YEAR),
     )
     assert res["total"] == n, (res, n)
+    assert res["view_rows"] == res["parsed"], res
     return res
 
 
@@ -195,7 +201,9 @@ def main() -> None:
     with synthetic_log(args.gb, args.keep, "maillog-bench-") as (tmp, log, size, n):
         ours = land_duckdb(tmp, log, n)
         peak_kb = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
-        db_size = (tmp / "bench.duckdb").stat().st_size
+        db_size = (tmp / "bench.duckdb").stat().st_size + sum(
+            f.stat().st_size for f in (tmp / "bench.duckdb.parquet").iterdir()
+        )
 
         t, c0 = time.perf_counter(), _cpu_children()
         subprocess.run(
@@ -204,7 +212,7 @@ def main() -> None:
         pf_s = time.perf_counter() - t
         pf_cpu = _cpu_children() - c0
 
-        bare = run_child(_CHILD_COUNT, str(ROOT), str(log), DUCK_SETTINGS)
+        bare = run_child(_CHILD_COUNT, str(ROOT), str(log), DUCK_SETTINGS, READ_OPTS)
         assert bare["lines"] == n, (bare, n)
 
         def rate(s: float, cpu: float) -> str:
@@ -215,15 +223,16 @@ def main() -> None:
             f"quarantined {ours['quarantined']:,})"
         )
         print(
-            f"(a) MaillogParser.land -> DuckDB file  {rate(ours['seconds'], ours['cpu'])}   "
+            f"(a) maillog ingest -> Parquet + view   {rate(ours['seconds'], ours['cpu'])}   "
             f"peak RSS {peak_kb / 1024:.0f} MiB, db {db_size / 1e6:.0f} MB"
         )
         print(f"(b) pflogsumm                          {rate(pf_s, pf_cpu)}")
         print(f"(c) bare DuckDB count(*) read_csv      {rate(bare['seconds'], bare['cpu'])}")
         print(
             f"ours / pflogsumm speed: {pf_s / ours['seconds']:.1f}x wall, "
-            f"{pf_cpu / ours['cpu']:.1f}x CPU   (target >= 20x)"
+            f"{pf_cpu / ours['cpu']:.1f}x CPU   (target >= 10x, stretch 20x)"
         )
+        print(f"ours per core: {n / ours['cpu']:,.0f} lines per CPU second")
         print(
             f"ours / bare count speed: {bare['seconds'] / ours['seconds']:.3f} wall, "
             f"{bare['cpu'] / ours['cpu']:.3f} CPU   (target >= 0.333)"

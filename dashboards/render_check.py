@@ -12,6 +12,12 @@ ECharts canvas/svg or a table row) or an error / empty state, fail on any error 
 state, save a full-page PNG per dashboard (<png-dir>/<slug>.png), then ask the chart data
 API (/api/v1/chart/<id>/data/) for every chart and require rows. Prints a JSON report.
 
+--filter-check: prove the native filters narrow the charts. For every dashboard with a Run,
+Label or Baseline run filter, open it with no filter and again with the filter set to one value
+(the `native_filters` URL parameter, as a shared link carries it), capture the chart data
+requests the browser sends each time, replay them through /api/v1/chart/data and record
+whether each chart's rows changed; the report's "filter_check" lists every chart.
+
 --save-query-context: an authoring aid for charts written by hand in YAML (which have no
 query_context, so /api/v1/chart/<id>/data/ answers 400): record the chart data request the
 browser sends for each chart and store it as the chart's query_context; then run
@@ -182,6 +188,78 @@ def captured_query_contexts(driver: webdriver.Chrome) -> dict[int, dict]:
     return found
 
 
+def _rison(value) -> str:
+    """Encode the small subset of rison the native_filters URL parameter needs."""
+    if isinstance(value, dict):
+        return "(" + ",".join(f"{k}:{_rison(v)}" for k, v in value.items()) + ")"
+    if isinstance(value, list):
+        return "!(" + ",".join(_rison(v) for v in value) + ")"
+    if isinstance(value, bool):
+        return "!t" if value else "!f"
+    if isinstance(value, int | float):
+        return repr(value)
+    return "'" + str(value).replace("!", "!!").replace("'", "!'") + "'"
+
+
+FILTER_NAMES = ("Run", "Label", "Baseline run")
+
+
+def _replay(api: Api, qc: dict) -> str:
+    r = api.s.post(f"{api.base}/api/v1/chart/data", json=qc, timeout=120)
+    if r.status_code != 200:
+        return f"HTTP {r.status_code}"
+    return json.dumps([res.get("data") for res in r.json()["result"]], sort_keys=True, default=str)
+
+
+def filter_check(driver, api: Api, base: str, dash: dict, n_charts: int, timeout: float) -> dict | None:
+    """Chart data without and with one native filter value, per chart (see --filter-check)."""
+    meta = json.loads(api.get(f"/api/v1/dashboard/{dash['id']}").json()["result"]["json_metadata"])
+    filters = [f for f in meta.get("native_filter_configuration", []) if f.get("name") in FILTER_NAMES]
+    if not filters:
+        return None
+    nf = filters[0]
+    target = nf["targets"][0]
+    column = target["column"]["name"]
+    values_url = f"/api/v1/datasource/table/{target['datasetId']}/column/{column}/values/"
+    values = api.get(values_url).json()["result"]
+    default = (nf.get("defaultDataMask", {}).get("filterState") or {}).get("value") or []
+    value = next(v for v in values if v not in default)
+    slug = dash.get("slug") or str(dash["id"])
+
+    def capture(url: str) -> dict[int, dict]:
+        driver.get_log("performance")  # drop what earlier pages logged
+        driver.get(url)
+        wait_for_charts(driver, n_charts, timeout)
+        time.sleep(1)
+        return captured_query_contexts(driver)
+
+    before = capture(f"{base}/superset/dashboard/{slug}/")
+    state = {
+        "id": nf["id"],
+        "extraFormData": {"filters": [{"col": column, "op": "IN", "val": [value]}]},
+        "filterState": {"value": [value]},
+    }
+    after = capture(f"{base}/superset/dashboard/{slug}/?native_filters={_rison({nf['id']: state})}")
+    excluded = set(nf.get("scope", {}).get("excluded", []))
+    charts = []
+    for chart_id in sorted(set(before) | set(after)):
+        b, a = before.get(chart_id), after.get(chart_id)
+        sent = any(
+            f.get("col") == column and value in (f.get("val") or [])
+            for q in (a or {}).get("queries", [])
+            for f in q.get("filters", [])
+        )
+        charts.append(
+            {
+                "id": chart_id,
+                "in_scope": chart_id not in excluded,
+                "filter_sent": sent,
+                "data_changed": None if not (a and b) else _replay(api, a) != _replay(api, b),
+            }
+        )
+    return {"filter": nf["name"], "column": column, "value": value, "charts": charts}
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--base", default="http://127.0.0.1:8088")
@@ -192,6 +270,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--height", type=int, default=2200)
     p.add_argument("--timeout", type=float, default=90)
     p.add_argument("--save-query-context", action="store_true")
+    p.add_argument("--filter-check", action="store_true")
     p.add_argument("--report", type=Path)
     args = p.parse_args(argv)
     password = args.password_file.read_text().strip()
@@ -199,7 +278,7 @@ def main(argv: list[str] | None = None) -> int:
 
     api = Api(base, args.user, password)
     report: dict = {"dashboards": [], "ok": True}
-    driver = make_driver(args.width, args.height, args.save_query_context)
+    driver = make_driver(args.width, args.height, args.save_query_context or args.filter_check)
     try:
         login(driver, base, args.user, password, args.timeout)
         for dash in api.dashboards():
@@ -237,6 +316,9 @@ def main(argv: list[str] | None = None) -> int:
                 "charts": [dict(s, data=data.get(s["id"])) for s in states],
                 "query_context_saved": saved,
             }
+            if args.filter_check:
+                driver.set_window_size(args.width, args.height)
+                entry["filter_check"] = filter_check(driver, api, base, dash, len(charts), args.timeout)
             entry["ok"] = (
                 len(states) == len(charts)
                 and all(s["rendered"] and not s["failed"] for s in states)

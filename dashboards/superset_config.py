@@ -81,6 +81,24 @@ SQLLAB_CTAS_NO_LIMIT = False
 SQL_MAX_ROW = 100000
 PREVENT_UNSAFE_DB_CONNECTIONS = True
 
+# DuckDB can read and write files by itself (read_text, glob, COPY ... TO, ATTACH). On the
+# serving connection that is a way to the file system (secret_key included), so every
+# DuckDB engine Superset creates gets external access off and its configuration locked,
+# whatever the database's `extra` or URI query says (dashboards/databases/mtabench.yaml
+# sets the same; this holds if someone edits the database in the UI).
+DUCKDB_LOCKDOWN = {"enable_external_access": False, "lock_configuration": True}
+
+
+def DB_CONNECTION_MUTATOR(uri, params, username, security_manager, source):  # noqa: N802
+    if uri.get_backend_name() != "duckdb":
+        return uri, params
+    uri = uri.difference_update_query([k for k in uri.query if k not in ("read_only",)])
+    connect_args = dict(params.get("connect_args") or {})
+    connect_args["read_only"] = True
+    connect_args["config"] = {**(connect_args.get("config") or {}), **DUCKDB_LOCKDOWN}
+    return uri, {**params, "connect_args": connect_args}
+
+
 # No outside calls at start-up or in the UI.
 MAPBOX_API_KEY = ""
 SLACK_API_TOKEN = None

@@ -11,6 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from ingest.accounting import landed_lines_sql
+
 
 @dataclass(frozen=True)
 class Check:
@@ -40,6 +42,16 @@ LANDING: list[Check] = [
                 "ExpectColumnValuesToBeBetween",
                 {"column": "unaccounted_lines", "min_value": 0, "max_value": 0},
             ),
+        ],
+    ),
+    # nothing lost, proven from the landed rows: per loaded file, the distinct line numbers
+    # across every landing table, raw.noise and raw.quarantine are exactly 1..lines_total
+    Check(
+        "raw_line_accounting",
+        landed_lines_sql(),
+        [
+            ("ExpectColumnValuesToBeBetween", {"column": "lost_lines", "min_value": 0, "max_value": 0}),
+            ("ExpectColumnValuesToBeBetween", {"column": "lines_beyond_end", "min_value": 0, "max_value": 0}),
         ],
     ),
     Check(
@@ -119,7 +131,11 @@ MARTS: list[Check] = [
                   peak_msgs_per_day - peak_msgs_per_min * minutes_per_day as peak_day_residual,
                   sustained_msgs_per_day - sustained_msgs_per_min * minutes_per_day as sustained_day_residual,
                   conservative_msgs_per_day - conservative_msgs_per_min * minutes_per_day
-                      as conservative_day_residual
+                      as conservative_day_residual,
+                  case when mean_msgs_per_min not between mean_ci_low_msgs_per_min
+                      and mean_ci_high_msgs_per_min then 1 else 0 end as mean_outside_ci,
+                  case when sustained_msgs_per_min not between median_ci_low_msgs_per_min
+                      and median_ci_high_msgs_per_min then 1 else 0 end as median_outside_ci
            from main.daily_capacity""",
         [
             (
@@ -131,6 +147,34 @@ MARTS: list[Check] = [
                 for c in ("peak_day_residual", "sustained_day_residual", "conservative_day_residual")
             ],
             *_nonneg("sustained_msgs_per_day"),
+            ("ExpectColumnValuesToBeInSet", {"column": "capacity_status", "value_set": ["ok", "short"]}),
+            ("ExpectColumnValuesToNotBeNull", {"column": "capacity_basis"}),
+            (
+                "ExpectColumnValuesToBeInSet",
+                {"column": "bound_by", "value_set": ["generator", "mta_saturation", "errors", "none"]},
+            ),
+            ("ExpectColumnValuesToNotBeNull", {"column": "bound_evidence"}),
+            # each interval brackets its estimate
+            *[
+                ("ExpectColumnValuesToBeBetween", {"column": c, "min_value": 0, "max_value": 0})
+                for c in ("mean_outside_ci", "median_outside_ci")
+            ],
+        ],
+    ),
+    Check(
+        "saturation_events",
+        """select *,
+                  abs(drop_pct - 100 * (1 - level_after / level_before)) as drop_residual
+           from main.saturation_events""",
+        [
+            ("ExpectCompoundColumnsToBeUnique", {"column_list": ["run_id", "event_no"]}),
+            ("ExpectColumnValuesToNotBeNull", {"column": "start_minute_at"}),
+            # the method's own guards: at least a 25 % drop, at least 2 minutes
+            ("ExpectColumnValuesToBeBetween", {"column": "drop_pct", "min_value": 25, "max_value": 100}),
+            ("ExpectColumnValuesToBeBetween", {"column": "duration_minutes", "min_value": 2}),
+            ("ExpectColumnValuesToBeBetween", {"column": "drop_residual", "min_value": 0, "max_value": 1e-9}),
+            *_nonneg("level_after", "smtp_errors", "start_minute_offset"),
+            ("ExpectColumnValuesToBeBetween", {"column": "cpu_busy_pct", "min_value": 0, "max_value": 100}),
         ],
     ),
     Check(
@@ -182,7 +226,10 @@ MARTS += [
         "messages",
         "select * from main.messages",
         [
-            ("ExpectCompoundColumnsToBeUnique", {"column_list": ["run_id", "queue_id"]}),
+            (
+                "ExpectCompoundColumnsToBeUnique",
+                {"column_list": ["run_id", "queue_id", "message_instance"]},
+            ),
             (
                 "ExpectColumnValuesToBeInSet",
                 {"column": "final_status", "value_set": ["sent", "deferred", "bounced", "expired", "queued"]},

@@ -8,6 +8,7 @@ Extraction refuses any member that would land outside its target.
 from __future__ import annotations
 
 import hashlib
+import os
 import shutil
 import stat
 import tarfile
@@ -56,8 +57,48 @@ def _strip_bundle_suffix(name: str) -> str:
 
 
 def discover(archive: Path, extract_root: Path) -> Iterator[RunFolder | BundleProblem]:
+    """Every run of the archive; what bundle extraction wrote is removed once the walk ends."""
     archive = archive.resolve()
-    yield from _walk(archive, archive, "", extract_root)
+    try:
+        yield from _walk(archive, archive, "", extract_root)
+    finally:
+        shutil.rmtree(extract_root, ignore_errors=True)
+
+
+# Bounds on what one bundle may unpack to: a few KB of zeros must not fill the disk.
+# Benchmark text compresses well (a vmstat log ~160:1), zeros ~1000:1 and more.
+MAX_BUNDLE_BYTES = int(os.environ.get("MTABENCH_MAX_BUNDLE_BYTES", 8 << 30))
+MAX_BUNDLE_RATIO = int(os.environ.get("MTABENCH_MAX_BUNDLE_RATIO", 400))
+
+
+class _Budget:
+    """Counts extracted bytes against the size and compression-ratio bounds of one bundle."""
+
+    def __init__(self, bundle: Path) -> None:
+        self.packed = max(bundle.stat().st_size, 1)
+        self.limit = min(MAX_BUNDLE_BYTES, self.packed * MAX_BUNDLE_RATIO)
+        self.used = 0
+
+    def declared(self, total: int) -> None:
+        """Refuse up front what the bundle's own headers say is too big (liars are caught in copy)."""
+        if total > self.limit:
+            raise UnsafeArchive(
+                f"bundle declares {total:,} bytes unpacked, more than {self.limit:,} "
+                f"({MAX_BUNDLE_RATIO}x its {self.packed:,}-byte size or {MAX_BUNDLE_BYTES:,} bytes): "
+                "refused as a possible decompression bomb"
+            )
+
+    def copy(self, src, dest: Path, name: str) -> None:
+        with dest.open("wb") as out:
+            while chunk := src.read(1 << 20):
+                self.used += len(chunk)
+                if self.used > self.limit:
+                    raise UnsafeArchive(
+                        f"bundle unpacks to more than {self.limit:,} bytes (at member {name!r}; "
+                        f"limits: {MAX_BUNDLE_BYTES:,} bytes, {MAX_BUNDLE_RATIO}x its "
+                        f"{self.packed:,}-byte size): refused as a possible decompression bomb"
+                    )
+                out.write(chunk)
 
 
 def _walk(root: Path, folder: Path, prefix: str, extract_root: Path) -> Iterator[RunFolder | BundleProblem]:
@@ -141,7 +182,17 @@ def _extract_tar(bundle: Path, target: Path) -> None:
                 raise UnsafeArchive(f"member {m.name!r} is a link")
             if not (m.isfile() or m.isdir()):
                 raise UnsafeArchive(f"member {m.name!r} is not a regular file")
-        tar.extractall(target, members=members, filter="data")
+        budget = _Budget(bundle)
+        budget.declared(sum(m.size for m in members))
+        for m in members:
+            dest = target / _check_member(m.name)
+            if m.isdir():
+                dest.mkdir(parents=True, exist_ok=True)
+                continue
+            dest.parent.mkdir(parents=True, exist_ok=True)
+            src = tar.extractfile(m)
+            assert src is not None  # regular files only, checked above
+            budget.copy(src, dest, m.name)
 
 
 def _extract_zip(bundle: Path, target: Path) -> None:
@@ -152,14 +203,13 @@ def _extract_zip(bundle: Path, target: Path) -> None:
             mode = info.external_attr >> 16
             if stat.S_ISLNK(mode):
                 raise UnsafeArchive(f"member {info.filename!r} is a link")
-        bad = zf.testzip()
-        if bad:
-            raise zipfile.BadZipFile(f"member {bad!r} fails its CRC check")
-        for info in infos:
+        budget = _Budget(bundle)
+        budget.declared(sum(i.file_size for i in infos))
+        for info in infos:  # reading a member to its end checks its CRC (BadZipFile)
             dest = target / _check_member(info.filename)
             if info.is_dir():
                 dest.mkdir(parents=True, exist_ok=True)
                 continue
             dest.parent.mkdir(parents=True, exist_ok=True)
-            with zf.open(info) as src, dest.open("wb") as out:
-                shutil.copyfileobj(src, out)
+            with zf.open(info) as src:
+                budget.copy(src, dest, info.filename)

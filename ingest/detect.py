@@ -6,7 +6,9 @@ import re
 from dataclasses import dataclass
 
 from ingest.parsers import PARSERS
-from ingest.source import BadInput, FileSource, looks_binary
+from ingest.source import FileSource
+
+STRAY_CONTROL = re.compile(r"[\x00-\x07\x0b\x0e-\x1a\x1c-\x1f\x7f]")
 
 # Formats we recognise but have no parser for yet: the file is recorded as
 # 'unsupported' (with its lines counted), never silently ignored.
@@ -23,12 +25,12 @@ def detect(source: FileSource) -> Detection:
     name = source.rel_path.rsplit("/", 1)[-1]
     if name == "run.toml":
         return Detection("manifest")
-    head_bytes = source.head()
+    head_bytes = source.head()  # binary refused (BadInput), UTF-16 already decoded
     if not head_bytes:
         return Detection("empty")
-    if looks_binary(head_bytes):
-        raise BadInput("binary content (NUL bytes or mostly non-text): not a benchmark text output")
     head = head_bytes.decode("utf-8", errors="replace")
+    # a line with a stray control byte will be quarantined; it must not hide the format
+    head = "\n".join(ln for ln in head.split("\n") if not STRAY_CONTROL.search(ln))
     scores = {fmt: p.sniff(head, name) for fmt, p in PARSERS.items()}
     best = max(scores, key=lambda k: scores[k], default=None)
     if best and scores[best] >= 50:

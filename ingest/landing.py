@@ -2,10 +2,19 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import pandas as pd
 
-from ingest.ledger import Ledger
+from ingest import arrow_landing
+from ingest.ledger import Ledger, LineCounts
+from ingest.line_guard import parse_guarded
 from ingest.parsers import PARSERS
+from ingest.value_fit import fit_ledger
+
+if TYPE_CHECKING:
+    from ingest.parsers.base import ParseContext, Parser
+    from ingest.source import FileSource
 
 PROVENANCE = "file_id BIGINT NOT NULL, line_no INTEGER, item_no INTEGER"
 
@@ -38,19 +47,31 @@ def parser_tables() -> dict[str, str]:
     return out
 
 
+def bulk_tables() -> dict[str, str]:
+    """Tables of parsers with an Arrow bulk path: per-file Parquet behind a view (arrow_landing)."""
+    bulk = {t for p in PARSERS.values() if hasattr(p, "record_batches") for t in p.tables}
+    return {t: cols for t, cols in parser_tables().items() if t in bulk}
+
+
 def ensure_schema(con) -> None:
     con.execute("create schema if not exists raw")
+    bulk = bulk_tables()
     for table, cols in {**CORE_DDL, **parser_tables()}.items():
-        con.execute(f"create table if not exists raw.{table} ({cols})")
+        if table not in bulk:
+            con.execute(f"create table if not exists raw.{table} ({cols})")
+    for table, cols in bulk.items():
+        arrow_landing.ensure(con, table, cols)
 
 
 def per_file_tables() -> list[str]:
-    return ["noise", "quarantine", *parser_tables()]
+    bulk = bulk_tables()
+    return ["noise", "quarantine", *(t for t in parser_tables() if t not in bulk)]
 
 
 def delete_file_rows(con, file_id: int) -> None:
     for table in per_file_tables():
         con.execute(f"delete from raw.{table} where file_id = ?", [file_id])
+    arrow_landing.forget(con, file_id, bulk_tables())
 
 
 def _insert(con, table: str, file_id: int, records: list[dict]) -> None:
@@ -66,7 +87,21 @@ def _insert(con, table: str, file_id: int, records: list[dict]) -> None:
 
 
 def write_ledger(con, file_id: int, ledger: Ledger, tables: dict[str, str]) -> None:
+    fit_ledger(ledger, tables)  # a value that does not fit its column quarantines its line
     for table in tables:
         _insert(con, table, file_id, ledger.rows.get(table, []) + ledger.meta.get(table, []))
     _insert(con, "noise", file_id, ledger.noise)
     _insert(con, "quarantine", file_id, ledger.quarantine)
+
+
+def land_file(con, parser: Parser, file_id: int, source: FileSource, ctx: ParseContext) -> LineCounts:
+    """Parse one file and write its rows, noise and quarantine (inside the caller's transaction)."""
+    bulk = getattr(parser, "record_batches", None)
+    if bulk is not None:
+        ((table, cols),) = parser.tables.items()
+        blocks = bulk(source.path, source.rel_path, ctx)
+        return arrow_landing.land(con, file_id, table, f"{PROVENANCE}, {cols}", blocks)
+    lines = list(source.lines())
+    ledger = parse_guarded(parser, lines, ctx, where=source.rel_path)  # a bad line is quarantined
+    write_ledger(con, file_id, ledger, parser.tables)
+    return ledger.counts(len(lines))

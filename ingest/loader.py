@@ -19,7 +19,8 @@ import duckdb
 from ingest import archive as arc
 from ingest import maillog_lines
 from ingest.detect import Detection, detect
-from ingest.landing import _insert, delete_file_rows, ensure_schema
+from ingest.landing import _insert, delete_file_rows, ensure_schema, land_file
+from ingest.line_guard import ParserBug, TooManyBadValues, blamed_line
 from ingest.manifest import Manifest, ManifestError, parse_manifest, utc_offset_minutes
 from ingest.parsers import PARSERS, ParseContext
 from ingest.source import BadInput, FileSource, count_lines
@@ -43,12 +44,14 @@ class RunOutcome:
     run_id: str
     files: list[FileOutcome] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)  # what the user must hear: renamed run, bad run.toml
 
 
 @dataclass
 class IngestReport:
     runs: list[RunOutcome] = field(default_factory=list)
     problems: list[FileOutcome] = field(default_factory=list)
+    dropped: list[str] = field(default_factory=list)  # run keys the archive no longer has
 
     @property
     def files(self) -> list[FileOutcome]:
@@ -66,7 +69,7 @@ def file_id_for(rel_path: str) -> int:
 @dataclass
 class RunScan:
     run_key: str
-    state: str  # new | changed | unchanged | error
+    state: str  # new | changed | unchanged | error | removed
     message: str | None = None
 
 
@@ -80,6 +83,15 @@ def scan_archive(archive: Path, db_path: Path, work_dir: Path) -> list[RunScan]:
                 "where table_schema = 'raw' and table_name = 'files'"
             ).fetchone()[0]:
                 known = dict(con.execute("select file_id, sha256 from raw.files").fetchall())
+    known_runs: set[str] = set()
+    if known:
+        with duckdb.connect(str(db_path), read_only=True) as con:
+            known_runs = {
+                r[0]
+                for r in con.execute(
+                    "select run_key from raw.runs union select run_key from raw.files"
+                ).fetchall()
+            }
     out = []
     for item in arc.discover(archive, work_dir / "extracted"):
         if isinstance(item, arc.BundleProblem):
@@ -97,6 +109,8 @@ def scan_archive(archive: Path, db_path: Path, work_dir: Path) -> list[RunScan]:
         else:
             state = "changed"
         out.append(RunScan(item.run_key, state))
+    present = {s.run_key for s in out}
+    out += [RunScan(k, "removed", "no longer in the archive") for k in sorted(known_runs - present)]
     return out
 
 
@@ -135,7 +149,32 @@ def ingest_archive(
             progress(f"  {run.run_id}: {len(run.files)} files, {changed} (re)loaded, {len(bad)} errors")
             for f in bad:
                 progress(f"    ! {f.path}: {f.message}")
+            for w in run.warnings:
+                if "already used" in w:  # an unreadable run.toml is listed with the file errors
+                    progress(f"    ! {w}")
+        if only is None:  # a full-archive ingest: what the archive no longer has goes
+            seen = {r.run_key for r in report.runs} | {p.path for p in report.problems}
+            report.dropped = drop_runs_not_in(con, seen)
+            for key in report.dropped:
+                progress(f"  - {key}: no longer in the archive; its rows were removed")
     return report
+
+
+def drop_runs_not_in(con, seen: set[str]) -> list[str]:
+    """Remove every run (and bundle problem) whose key is not in `seen`; returns their keys."""
+    known = {
+        r[0]
+        for r in con.execute("select run_key from raw.runs union select run_key from raw.files").fetchall()
+    }
+    gone = sorted(known - seen)
+    for key in gone:
+        con.execute("begin")
+        for (fid,) in con.execute("select file_id from raw.files where run_key = ?", [key]).fetchall():
+            delete_file_rows(con, fid)
+        con.execute("delete from raw.files where run_key = ?", [key])
+        con.execute("delete from raw.runs where run_key = ?", [key])
+        con.execute("commit")
+    return gone
 
 
 def _ingest_run(con, folder: arc.RunFolder, used_ids: dict[str, str], lines_dir: Path | None) -> RunOutcome:
@@ -157,12 +196,16 @@ def _ingest_run(con, folder: arc.RunFolder, used_ids: dict[str, str], lines_dir:
     rid = run_row["run_id"]
     if used_ids.get(rid, folder.run_key) != folder.run_key:
         short = hashlib.sha1(folder.run_key.encode()).hexdigest()[:6]
-        notes.append(f"run_id {rid!r} already used by {used_ids[rid]!r}; renamed {rid}@{short}")
+        notes.append(
+            f"run_id {rid!r} already used by the run in {used_ids[rid]!r}; "
+            f"the run in {folder.run_key!r} is renamed {rid}@{short}"
+        )
         rid = run_row["run_id"] = f"{rid}@{short}"
     run_row["inferred"] = "; ".join(notes) or None
     used_ids[rid] = folder.run_key
     _upsert_run(con, run_row)
     out = RunOutcome(folder.run_key, rid, notes=notes)
+    out.warnings = [n for n in notes if "already used" in n or n.startswith("run.toml unreadable")]
     start = run_row["start_utc"]
     ctx = ParseContext(
         run_key=folder.run_key,
@@ -224,7 +267,7 @@ def _ingest_file(con, src: FileSource, det: Detection | Exception, ctx: ParseCon
         elif fmt == "empty":
             status, msg, counts = "empty", "empty file (0 bytes): nothing to parse", (0, 0, 0, 0)
         elif parser is not None:
-            c = parser.land(con, fid, src, ctx)
+            c = land_file(con, parser, fid, src, ctx)
             counts = (c.total, c.parsed, c.noise, c.quarantined)
             status, msg = "loaded", note
             if c.quarantined:
@@ -251,7 +294,7 @@ def _ingest_file(con, src: FileSource, det: Detection | Exception, ctx: ParseCon
                     }
                 ],
             )
-    except (BadInput, UnicodeDecodeError, ValueError, AssertionError) as exc:
+    except (BadInput, UnicodeDecodeError, TooManyBadValues) as exc:  # bad input: the file is marked
         con.execute("rollback")
         con.execute("begin")
         delete_file_rows(con, fid)
@@ -260,6 +303,14 @@ def _ingest_file(con, src: FileSource, det: Detection | Exception, ctx: ParseCon
             f"{type(exc).__name__}: {exc}" if not isinstance(exc, BadInput) else str(exc),
             None,
         )
+    except ParserBug:
+        con.execute("rollback")
+        raise
+    except Exception as exc:  # a parser bug, not bad input: fail the run, naming file and line
+        con.execute("rollback")
+        line_no = blamed_line(exc.__traceback__, parsers_only=False)
+        at = f" line {line_no}" if line_no is not None else ""
+        raise ParserBug(f"{src.rel_path}{at}: {type(exc).__name__}: {exc}") from exc
     row.update(status=status, message=msg)
     row.update(
         zip(

@@ -1,13 +1,14 @@
-"""Maillog lines staged as Parquet for the Spark parse.
+"""Maillog files staged for the Spark parse.
 
-`mtabench ingest --parquet` (and `run --engine spark`) writes, beside the Parquet landing,
-each maillog's `(line_no, line, bad)` rows as the DuckDB reader sees them, with the parse
-context the file needs (base year, UTC offset, run date) in a sidecar JSON:
+`mtabench ingest --parquet` (and `run --engine spark`) copies, beside the Parquet landing,
+each maillog as it was read (plain or gzip) with the parse context the file needs (base
+year, UTC offset, run date) in a sidecar JSON:
 
-    <landing>/maillog_lines/run_key=<run>/file_id=<id>/lines.parquet + context.json
+    <landing>/maillog_lines/run_key=<run>/file_id=<id>/input + context.json
 
-The Spark engine parses these with ingest/parsers/maillog_spark.py instead of reading
-the DuckDB-parsed rows, so on a cluster the heavy part of the maillog ingest is Spark's.
+The Spark engine parses these in its executors with the same compiled parser the DuckDB
+landing uses (mapInArrow, mtabench/spark_engine.py), instead of reading the DuckDB-parsed
+rows, so on a cluster the heavy part of the maillog ingest is Spark's.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from pathlib import Path
 from urllib.parse import quote
 
 from ingest.parsers.base import ParseContext
-from ingest.parsers.maillog import write_lines_parquet
+from ingest.parsers.maillog import count_lines_file
 from ingest.source import FileSource
 
 FOLDER = "maillog_lines"
@@ -33,7 +34,8 @@ class StagedLines:
     sha256: str
     lines: int
     year: int
-    parquet: Path
+    input: Path
+    name: str
     ctx: ParseContext
 
 
@@ -52,13 +54,15 @@ def stage(root: Path, src: FileSource, file_id: int, sha256: str, ctx: ParseCont
     tmp = final.with_name(final.name + ".tmp")
     shutil.rmtree(tmp, ignore_errors=True)
     tmp.mkdir(parents=True)
-    n = write_lines_parquet(src.path, tmp / "lines.parquet")
+    shutil.copyfile(src.path, tmp / "input")
+    n = count_lines_file(tmp / "input")
     # the same base year land() uses for year-less stamps
     year = ctx.year or datetime.fromtimestamp(src.path.stat().st_mtime, UTC).year
     side = {
         "file_id": file_id,
         "run_key": ctx.run_key,
         "path": src.rel_path,
+        "name": Path(src.rel_path).name,
         "sha256": sha256,
         "lines": n,
         "year": year,
@@ -90,7 +94,8 @@ def staged(root: Path) -> list[StagedLines]:
                 d["sha256"],
                 d["lines"],
                 d["year"],
-                side.parent / "lines.parquet",
+                side.parent / "input",
+                d.get("name", "input"),
                 ctx,
             )
         )

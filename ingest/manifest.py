@@ -2,6 +2,7 @@
 
 Accepts the keys the recorded runs use (run_id, start_utc, end_utc, monitor_*,
 [tool], [mta], [mta.changed_settings], [notes], ...) plus optional label, tags,
+[mta.previous_settings] (the values before the change, as `mtabench record` writes them),
 timezone (IANA name or UTC offset) and date. Unknown keys are kept in `extra`.
 """
 
@@ -57,6 +58,7 @@ class Manifest:
     tool: dict[str, str] = field(default_factory=dict)
     mta: dict[str, str] = field(default_factory=dict)
     changed_settings: dict[str, str] = field(default_factory=dict)
+    previous_settings: dict[str, str] = field(default_factory=dict)
     notes: str | None = None
     extra: dict = field(default_factory=dict)
 
@@ -90,8 +92,10 @@ def parse_manifest(text: str) -> Manifest:
     m.tool = {k: str(v) for k, v in (doc.get("tool") or {}).items()}
     mta = dict(doc.get("mta") or {})
     changed = mta.pop("changed_settings", {}) or {}
+    previous = mta.pop("previous_settings", {}) or {}
     m.mta = {k: str(v) for k, v in mta.items()}
     m.changed_settings = {k: str(v) for k, v in changed.items()}
+    m.previous_settings = {k: str(v) for k, v in previous.items()}
     notes = doc.get("notes")
     m.notes = _str(notes.get("text")) if isinstance(notes, dict) else _str(notes)
     extra = {k: v for k, v in doc.items() if k not in KNOWN_TOP}

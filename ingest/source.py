@@ -48,26 +48,41 @@ class FileSource:
                     raise BadInput(f"corrupt or truncated gzip: {exc}") from exc
             elif self.rel_path.endswith(".gz"):
                 raise BadInput("named .gz but is not gzip data")
-            self._data = raw
+            self._data = self._as_utf8(raw, whole=True)
         return self._data
+
+    def _as_utf8(self, raw: bytes, whole: bool) -> bytes:
+        """UTF-16 text becomes UTF-8 (lines split on LF, as everywhere); binary is refused."""
+        kind = content_kind(raw[:65536])
+        if kind == "binary":
+            raise BadInput("binary content (mostly non-text bytes): not a benchmark text output")
+        if kind.startswith("utf-16"):
+            body = raw if whole else raw[: len(raw) // 2 * 2]
+            try:
+                text = body.decode(
+                    "utf-16" if body[:2] in UTF16_BOMS else kind, "strict" if whole else "replace"
+                )
+            except UnicodeDecodeError as exc:
+                raise BadInput(f"UTF-16 text that does not decode: {exc}") from exc
+            self.encoding = kind
+            return text.encode("utf-8")
+        return raw
 
     def head(self, n: int = 65536) -> bytes:
         if self.is_gzip:
             try:
                 with gzip.open(self.path, "rb") as fh:
-                    return fh.read(n)
+                    return self._as_utf8(fh.read(n), whole=False)
             except (EOFError, zlib.error, gzip.BadGzipFile) as exc:
                 raise BadInput(f"corrupt or truncated gzip: {exc}") from exc
         if self.rel_path.endswith(".gz"):
             raise BadInput("named .gz but is not gzip data")
         with self.path.open("rb") as fh:
-            return fh.read(n)
+            return self._as_utf8(fh.read(n), whole=False)
 
     def lines(self) -> Iterator[tuple[int, str]]:
         """(line_no, text) with 1-based numbers; a trailing CR is kept for the parser to see."""
-        data = self.data()
-        if looks_binary(data[:65536]):
-            raise BadInput("binary content (NUL bytes or mostly non-text)")
+        data = self.data()  # binary refused, UTF-16 decoded; stray control bytes stay for the line
         for no, raw in enumerate(split_lines(data), start=1):
             yield no, self.decode(raw)
 
@@ -99,12 +114,31 @@ def count_lines(data: bytes) -> int:
     return len(split_lines(data))
 
 
-def looks_binary(sample: bytes) -> bool:
+UTF16_BOMS = (b"\xff\xfe", b"\xfe\xff")
+TEXT_CONTROLS = frozenset(b"\t\n\r\f\b\x1b")
+
+
+def content_kind(sample: bytes) -> str:
+    """'text', 'utf-16-le', 'utf-16-be' or 'binary', decided on the content of `sample`.
+
+    A stray NUL or control byte does not make a text file binary (those lines are
+    quarantined); only a sample where more than 5 % of bytes are C0 controls does. UTF-16
+    shows as a BOM or as NULs in every other byte, and is decoded, not called binary."""
     if not sample:
-        return False
-    if b"\x00" in sample:
-        return True
-    text_bytes = bytes(range(32, 127)) + b"\t\n\r\f\b\x1b"
-    # High bytes count as text (UTF-8/GB18030); only C0 controls are suspicious.
-    control = sum(1 for b in sample if b < 32 and b not in text_bytes)
-    return control / len(sample) > 0.05
+        return "text"
+    if sample[:2] == b"\xff\xfe":
+        return "utf-16-le"
+    if sample[:2] == b"\xfe\xff":
+        return "utf-16-be"
+    even, odd = sample[0::2], sample[1::2]
+    if len(sample) >= 4:
+        if odd.count(0) > 0.4 * len(odd) and even.count(0) < 0.05 * len(even):
+            return "utf-16-le"
+        if even.count(0) > 0.4 * len(even) and odd.count(0) < 0.05 * len(odd):
+            return "utf-16-be"
+    control = sum(1 for b in sample if b < 32 and b not in TEXT_CONTROLS)
+    return "binary" if control / len(sample) > 0.05 else "text"
+
+
+def looks_binary(sample: bytes) -> bool:
+    return content_kind(sample) == "binary"

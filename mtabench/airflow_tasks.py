@@ -163,7 +163,7 @@ def ingest_run(settings: Settings, run_key: str) -> str:
     """Ingest one run (or record one broken bundle) of the inbox."""
     out = run_cli(settings, "ingest", str(settings.inbox), "--run", run_key)
     if "!" in out:
-        log.warning("%s: some files could not be read; recorded in raw.files (status 'error')", run_key)
+        log.warning("%s: see the lines marked '!' (unreadable files: raw.files, status 'error')", run_key)
     return run_key
 
 

@@ -1,15 +1,20 @@
-"""mtabench command line: run | scan | ingest | build | validate | publish | docs | compare | parse."""
+"""mtabench command line: run | scan | ingest | build | validate | publish | docs |
+compare | parse | record."""
 
 from __future__ import annotations
 
 import argparse
 import json
+import math
+import shlex
 import sys
 import tempfile
 import time
 from pathlib import Path
 
+from mtabench.logs import stage_log, warnings_and_logging_to
 from mtabench.paths import REPO, Paths
+from mtabench.record import command as record_command
 
 
 def _progress(msg: str) -> None:
@@ -26,16 +31,24 @@ def cmd_ingest(args, paths: Paths) -> int:
     _progress(f"ingest {archive} -> {paths.db}")
     only = set(args.run) if getattr(args, "run", None) else None
     parquet = getattr(args, "parquet", False) or getattr(args, "engine", "duckdb") == "spark"
-    report = ingest_archive(
-        archive,
-        paths.db,
-        paths.work_dir,
-        progress=_progress,
-        only=only,
-        lines_dir=paths.landing_dir if parquet else None,
-    )
+    log = paths.log_dir / "ingest.log"
+    # per-run lines go to the log; errors and warnings (lines with '!') also to the terminal
+    with stage_log(log, lambda line: "!" in line, "ingest") as progress:
+        report = ingest_archive(
+            archive,
+            paths.db,
+            paths.work_dir,
+            progress=progress,
+            only=only,
+            lines_dir=paths.landing_dir if parquet else None,
+        )
     errors = report.errors
-    _progress(f"  {len(report.runs)} runs, {len(report.files)} files, {len(errors)} file error(s)")
+    _progress(
+        f"  {len(report.runs)} runs, {len(report.files)} files, {len(errors)} file error(s); log: {log}"
+    )
+    for run in report.runs:  # on stderr too, so the Airflow task log shows them as warnings
+        for w in run.warnings:
+            print(f"warning: run {run.run_key} -> {run.run_id}: {w}", file=sys.stderr, flush=True)
     if getattr(args, "parquet", False):  # the spark engine exports as its first build step
         from mtabench.spark_engine import export
 
@@ -58,7 +71,7 @@ def cmd_scan(args, paths: Paths) -> int:
 def cmd_publish(args, paths: Paths) -> int:
     from mtabench.publish import publish
 
-    served = publish(paths.db, Path(args.serving) if args.serving else paths.serving_db)
+    served = publish(paths.db, paths.serving_db)
     _progress(f"published {served}")
     return 0
 
@@ -75,10 +88,16 @@ def cmd_compare(args, paths: Paths) -> int:
 
 
 def cmd_build(args, paths: Paths) -> int:
-    from mtabench.dbt import run_dbt
+    from mtabench.dbt import DbtFailed, is_notable, run_dbt
 
+    log = paths.log_dir / "dbt.log"
     _progress("dbt build")
-    run_dbt(paths, ["build"], progress=_progress)
+    with stage_log(log, is_notable, "dbt build") as progress:
+        try:
+            run_dbt(paths, ["build"], progress=progress)
+        except DbtFailed as exc:
+            raise DbtFailed(f"{exc}\nfull log: {log}") from exc
+    _progress(f"  log: {log}")
     return 0
 
 
@@ -94,42 +113,69 @@ def cmd_validate(args, paths: Paths) -> int:
     from mtabench.validate import validate
 
     _progress("validate (Great Expectations)")
-    docs = validate(paths.db, paths.gx_dir, suites=args.suite or None)
-    _progress(f"  all expectations met; Data Docs: {docs}")
+    with warnings_and_logging_to(paths.log_dir / "validate.log") as log:
+        docs = validate(paths.db, paths.gx_dir, suites=args.suite or None)
+    _progress(f"  all expectations met; Data Docs: {docs}; log: {log}")
     return 0
 
 
 def cmd_run(args, paths: Paths) -> int:
     from mtabench.publish import publish
-    from mtabench.summary import render, summary_rows
+    from mtabench.summary import notes, render, summary_rows
 
     t0 = time.monotonic()
-    cmd_ingest(args, paths)
+    if rc := cmd_ingest(args, paths):
+        print("INGEST FAILED, nothing published", file=sys.stderr)
+        return rc
     built = paths.db
     if args.engine == "spark":
         from mtabench import spark_engine
+        from mtabench.dbt import is_notable
         from mtabench.validate import validate
 
         _progress("dbt build on Spark (landing as Parquet)")
-        built = spark_engine.build(paths, progress=_progress)
+        log = paths.log_dir / "spark-build.log"
+        with stage_log(log, lambda line: is_notable(line) or "maillog parsed" in line, "spark") as progress:
+            built = spark_engine.build(paths, progress=progress)
+        _progress(f"  log: {log}")
         _progress("validate (Great Expectations)")
-        validate(paths.db, paths.gx_dir, suites=["landing"])
-        validate(built, paths.gx_dir, suites=["marts"])
+        with warnings_and_logging_to(paths.log_dir / "validate.log") as log:
+            validate(paths.db, paths.gx_dir, suites=["landing"])
+            validate(built, paths.gx_dir, suites=["marts"])
+        _progress(f"  all expectations met; log: {log}")
     else:
         cmd_build(args, paths)
         cmd_validate(args, paths)
+    readable = built
     if not args.no_publish:
-        served = publish(built, paths.serving_db)
+        readable = served = publish(built, paths.serving_db)
         _progress(f"published {served}")
     _progress("")
     _progress(render(summary_rows(built)))
-    _progress(f"\ndone in {time.monotonic() - t0:.1f} s; query it: duckdb -readonly {built}")
+    if run_notes := notes(built):
+        _progress("\nnotes:\n" + "\n".join(f"  {n}" for n in run_notes))
+    # the duckdb-cli package puts a `duckdb` binary in the project venv
+    query = f"uv run duckdb -readonly {shlex.quote(str(readable))}"
+    _progress(f"\ndone in {time.monotonic() - t0:.1f} s; query it: {query}")
     return 0
 
 
+def _json_safe(value):
+    """JSON has no Infinity or NaN: print them as null."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, dict):
+        return {k: _json_safe(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_json_safe(v) for v in value]
+    return value
+
+
 def cmd_parse(args, paths: Paths) -> int:
+    from ingest.line_guard import parse_guarded
     from ingest.parsers import ParseContext, get_parser
-    from ingest.source import FileSource
+    from ingest.source import BadInput, FileSource
+    from ingest.value_fit import fit_ledger
 
     parser = get_parser(args.format)
     if args.file == "-":
@@ -138,21 +184,32 @@ def cmd_parse(args, paths: Paths) -> int:
         path = Path(tmp.name)
     else:
         path = Path(args.file)
-    source = FileSource(path, path.name)
-    lines = list(source.lines())
-    ledger = parser.parse(lines, ParseContext())
-    for line_no, text in lines:
-        out = {
-            "line_no": line_no,
-            "status": ledger.status.get(line_no),
-            "items": ledger.items.get(line_no, []),
-        }
-        if args.text:
-            out["text"] = text.rstrip("\r\n")
-        print(json.dumps(out, ensure_ascii=False, default=str))
-    if args.file == "-":
-        path.unlink()
+    try:
+        source = FileSource(path, path.name)
+        try:
+            lines = list(source.lines())
+        except (BadInput, OSError) as exc:
+            print(f"parse: {path}: {exc}", file=sys.stderr)
+            return 2
+        # the same per-line decisions as ingest: bad values and misfits are quarantined
+        ledger = parse_guarded(parser, lines, ParseContext(), where=str(path))
+        fit_ledger(ledger, parser.tables)
+        for line_no, text in lines:
+            out = {
+                "line_no": line_no,
+                "status": ledger.status.get(line_no),
+                "items": ledger.items.get(line_no, []),
+            }
+            if args.text:
+                out["text"] = text.rstrip("\r\n")
+            print(json.dumps(_json_safe(out), ensure_ascii=False, default=str, allow_nan=False))
+    finally:
+        if args.file == "-":
+            path.unlink()
     return 0
+
+
+SERVING_HELP = "serving file (default: $MTABENCH_SERVING_DB, else serving/<db name> beside the DB)"
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -169,6 +226,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     run = add("run", cmd_run, "ingest, build, validate and publish an archive", archive=True)
     run.add_argument("--no-publish", action="store_true", help="do not copy the result to the serving file")
+    run.add_argument("--serving-db", help=SERVING_HELP)
     run.add_argument("--suite", action="append", help=argparse.SUPPRESS)
     run.add_argument(
         "--engine",
@@ -186,7 +244,7 @@ def build_parser() -> argparse.ArgumentParser:
     sc = add("scan", cmd_scan, "list the archive's runs as new / changed / unchanged / error", archive=True)
     sc.add_argument("--json", action="store_true", help="one JSON object per run")
     pub = add("publish", cmd_publish, "copy the DuckDB file atomically to the serving path")
-    pub.add_argument("--serving", help="serving file (default: $MTABENCH_SERVING_DB or data/serving/)")
+    pub.add_argument("--serving-db", "--serving", dest="serving_db", help=SERVING_HELP)
     add("build", cmd_build, "dbt build (staging models, marts, tests)")
     add("docs", cmd_docs, "dbt docs generate")
     v = add("validate", cmd_validate, "run the Great Expectations suites")
@@ -205,17 +263,40 @@ def build_parser() -> argparse.ArgumentParser:
     pp.add_argument("file")
     pp.add_argument("--text", action="store_true", help="include the line text")
     pp.set_defaults(func=cmd_parse, db=None)
+    record_command.add_parser(sub)
     return p
 
 
+# commands that write the database (or copy it): one at a time per database
+LOCKED = {"run", "ingest", "build", "validate", "docs", "publish"}
+
+
 def main(argv: list[str] | None = None) -> int:
+    argv, load = record_command.split_load(sys.argv[1:] if argv is None else list(argv))
     args = build_parser().parse_args(argv)
-    paths = Paths.resolve(args.db)
+    if load is not None:
+        args.load = load
+    paths = Paths.resolve(args.db, getattr(args, "serving_db", None))
+    import duckdb
+
+    from ingest.line_guard import ParserBug
     from mtabench.dbt import DbtFailed
+    from mtabench.pipeline_lock import PipelineBusy, pipeline_lock
     from mtabench.validate import ValidationFailed
 
     try:
+        if args.command in LOCKED:
+            with pipeline_lock(paths.db):
+                return args.func(args, paths)
         return args.func(args, paths)
+    except PipelineBusy as exc:
+        print(f"{exc}; not started", file=sys.stderr)
+        return 6
+    except duckdb.IOException as exc:
+        if "lock" not in str(exc).lower():
+            raise
+        print(f"another process holds {paths.db} ({exc}); not started", file=sys.stderr)
+        return 6
     except ValidationFailed as exc:
         print(f"VALIDATION FAILED, nothing published:\n{exc}", file=sys.stderr)
         if exc.docs:
@@ -224,6 +305,9 @@ def main(argv: list[str] | None = None) -> int:
     except DbtFailed as exc:
         print(f"BUILD FAILED, nothing published:\n{exc}", file=sys.stderr)
         return 4
+    except ParserBug as exc:
+        print(f"PARSER BUG, nothing published (the input is not to blame):\n{exc}", file=sys.stderr)
+        return 5
 
 
 if __name__ == "__main__":

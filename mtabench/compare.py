@@ -17,7 +17,10 @@ def load_set(con: duckdb.DuckDBPyConnection | None, name: str) -> list[float]:
     """A run's full-minute message counts, a sample series from the DB, or a file of numbers."""
     if con is not None:
         rows = con.execute(
-            "select messages from main.minutes where run_id = ? and not is_partial order by minute_offset",
+            # as the comparisons mart: full minutes of the load generator's own rows; maillog-only
+            # minutes (smtp-source runs, the drain) have no `messages`
+            "select messages from main.minutes"
+            " where run_id = ? and has_load_row and not is_partial order by minute_offset",
             [name],
         ).fetchall()
         if rows:

@@ -3,12 +3,23 @@
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 from collections.abc import Callable
 from pathlib import Path
 
 from mtabench.paths import DBT_PROJECT, Paths
+from mtabench.pipeline_lock import popen_tied
+
+_ANSI = re.compile(r"\x1b\[[0-9;]*m")
+_CLOCK = re.compile(r"^\d\d:\d\d:\d\d  ")
+
+
+def is_notable(line: str) -> bool:
+    """A dbt output line worth the terminal: the summary and anything that failed."""
+    starts = ("Done.", "Completed with", "Failure in", "Runtime Error", "Database Error")
+    return line.startswith(starts) or any(k in line for k in (" FAIL ", " ERROR ", "[ERROR]"))
 
 
 class DbtFailed(Exception):
@@ -36,7 +47,8 @@ def run_dbt(
 ) -> None:
     exe = Path(sys.executable).parent / "dbt"
     cmd = [str(exe), *args, "--project-dir", str(DBT_PROJECT)]
-    proc = subprocess.Popen(
+    # tied: if mtabench is killed, dbt dies too instead of holding the database lock
+    proc = popen_tied(
         cmd, env=dbt_env(paths, target), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
     )
     tail: list[str] = []
@@ -44,10 +56,7 @@ def run_dbt(
     for line in proc.stdout:
         line = line.rstrip()
         tail = (tail + [line])[-40:]
-        # keep progress terse: one line per model/test result and the summary
-        if any(
-            k in line for k in (" OK created", " PASS ", " FAIL ", " ERROR ", " WARN ", "Done. ", "Completed")
-        ):
-            progress("  " + line.split("  ", 1)[-1].strip())
+        # every line to the caller (the CLI keeps them in data/logs/dbt.log), without the clock
+        progress(_CLOCK.sub("", _ANSI.sub("", line)))
     if proc.wait() != 0:
         raise DbtFailed("dbt " + " ".join(args) + " failed:\n" + "\n".join(tail))

@@ -14,10 +14,16 @@ DBT_PROJECT = REPO / "dbt_project"
 class Paths:
     db: Path
     data_dir: Path
+    serving: Path | None = None  # --serving-db; else $MTABENCH_SERVING_DB; else beside the DB
 
     @property
     def work_dir(self) -> Path:
         return self.data_dir / "work"
+
+    @property
+    def log_dir(self) -> Path:
+        """Full logs of each stage (the terminal gets one line per stage)."""
+        return self.data_dir / "logs"
 
     @property
     def gx_dir(self) -> Path:
@@ -34,10 +40,19 @@ class Paths:
 
     @property
     def serving_db(self) -> Path:
-        return Path(os.environ.get("MTABENCH_SERVING_DB", self.data_dir / "serving" / "mtabench.duckdb"))
+        """Where a build publishes: `<db dir>/serving/<db name>` unless told otherwise.
+
+        Derived from the DB so that a scratch build (`--db /tmp/x.duckdb`) never replaces the
+        file the dashboards read; the default DB gives the default `data/serving/mtabench.duckdb`.
+        """
+        if self.serving is not None:
+            return self.serving
+        if env := os.environ.get("MTABENCH_SERVING_DB"):
+            return Path(env).resolve()
+        return self.db.parent / "serving" / self.db.name
 
     @classmethod
-    def resolve(cls, db: str | None = None) -> Paths:
+    def resolve(cls, db: str | None = None, serving: str | None = None) -> Paths:
         data_dir = Path(os.environ.get("MTABENCH_DATA", REPO / "data")).resolve()
         db_path = Path(db or os.environ.get("MTABENCH_DB", data_dir / "mtabench.duckdb")).resolve()
-        return cls(db=db_path, data_dir=data_dir)
+        return cls(db=db_path, data_dir=data_dir, serving=Path(serving).resolve() if serving else None)

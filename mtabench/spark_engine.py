@@ -83,16 +83,14 @@ class SparkParseMismatch(Exception):
 
 
 def parse_maillogs(paths: Paths, progress: Callable[[str], None] = print) -> Path | None:
-    """The maillog table of the Spark build: Spark SQL over the staged lines.
+    """The maillog table of the Spark build: the compiled parser in Spark's executors.
 
-    Every loaded maillog of the ledger must be staged with the same content hash, and
-    Spark's parsed / noise / quarantined counts per file must equal the ledger's: the
-    DuckDB landing stays the one account of every line.
+    Every loaded maillog of the ledger must be staged with the same content hash; each
+    staged file is one task (mapInArrow) that streams it through the same parser the
+    DuckDB landing uses. Spark's parsed / noise / quarantined counts per file must equal
+    the ledger's: the DuckDB landing stays the one account of every line.
     """
-    from pyspark.sql import functions as F
-
     from ingest import maillog_lines
-    from ingest.parsers.maillog_spark import parse_lines_spark, split_parsed
     from mtabench.spark import local_session
 
     with duckdb.connect(str(paths.db), read_only=True) as con:
@@ -112,40 +110,45 @@ def parse_maillogs(paths: Paths, progress: Callable[[str], None] = print) -> Pat
             f"maillog(s) not staged for Spark (run `mtabench ingest --parquet`): {', '.join(missing)}"
         )
     out = paths.spark_dir / "landing" / "maillog"
+    counts_dir = paths.spark_dir / "landing" / "maillog_counts"
     spark = local_session(warehouse=paths.spark_dir / "parse-warehouse")
     try:
-        # one parse per file, persisted: the maillog rows read it twice, noise/quarantine once
-        spark.conf.set("spark.sql.codegen.wholeStage", "false")  # the parse exceeds the 64 KB method limit
-        spark.conf.set("spark.sql.files.maxPartitionBytes", "16m")  # CPU-bound parse: more tasks
-        parts, others, persisted = [], [], []
-        for s in staged.values():
-            lines = spark.read.parquet(str(s.parquet))
-            parsed = parse_lines_spark(spark, lines, year=s.year, ctx=s.ctx).persist()
-            persisted.append(parsed)
-            maillog, noise, quarantine = split_parsed(parsed, file_id=s.file_id, ctx=s.ctx)
-            parts.append(maillog.withColumn("run_key", F.lit(s.run_key)))
-            others.append(noise.select("file_id", F.lit("noise").alias("t")))
-            others.append(quarantine.select("file_id", F.lit("quarantine").alias("t")))
-        _union(parts).write.mode("overwrite").partitionBy("run_key").parquet(str(out))
-        parsed_n = spark.read.parquet(str(out)).groupBy("file_id").count().collect()
-        other = {
-            (r["file_id"], r["t"]): r["count"]
-            for r in _union(others).groupBy("file_id", "t").count().collect()
+        parse_staged(spark, list(staged.values()), out, counts_dir)
+        parsed_n = {
+            r["file_id"]: r["count"]
+            for r in spark.read.parquet(str(out)).groupBy("file_id").count().collect()
         }
-        for p in persisted:
-            p.unpersist()
+        other = {
+            r["file_id"]: (r["noise"], r["quarantined"])
+            for r in spark.read.parquet(str(counts_dir)).collect()
+        }
     finally:
         spark.stop()
-    parsed = {r["file_id"]: r["count"] for r in parsed_n}
     for fid in staged:
         _, path, want_parsed, want_noise, want_q = ledger[fid]
-        got = (parsed.get(fid, 0), other.get((fid, "noise"), 0), other.get((fid, "quarantine"), 0))
+        got = (parsed_n.get(fid, 0), *other.get(fid, (0, 0)))
         if got != (want_parsed, want_noise, want_q):
             raise SparkParseMismatch(
                 f"{path}: Spark parsed/noise/quarantined {got} != ledger {(want_parsed, want_noise, want_q)}"
             )
-    progress(f"  maillog parsed on Spark: {len(staged)} file(s), {sum(parsed.values()):,} rows -> {out}")
+    progress(f"  maillog parsed on Spark: {len(staged)} file(s), {sum(parsed_n.values()):,} rows -> {out}")
     return out
+
+
+def parse_staged(spark, staged: list, out: Path, counts_dir: Path, threads: int = 1) -> None:
+    """mapInArrow over the staged files (one task each): the maillog rows, written once by
+    run (`out`); the noise / quarantine counts per file come back through an accumulator
+    and are written to `counts_dir`."""
+    from ingest.maillog_spark_udf import CountsParam, parse_files_udf, rows_schema, task_table
+
+    counts = spark.sparkContext.accumulator({}, CountsParam())
+    tasks = spark.createDataFrame(task_table(staged)).repartition(max(len(staged), 1))
+    parsed = tasks.mapInArrow(parse_files_udf(threads, counts), rows_schema())
+    parsed.write.mode("overwrite").partitionBy("run_key").parquet(str(out))
+    rows = [(fid, n, q) for fid, (n, q) in sorted(counts.value.items())]
+    spark.createDataFrame(rows, "file_id long, noise long, quarantined long").coalesce(1).write.mode(
+        "overwrite"
+    ).parquet(str(counts_dir))
 
 
 def _union(frames: list):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import duckdb
@@ -53,3 +54,28 @@ def render(rows: list[dict]) -> str:
         if n == 0:
             lines.append("  ".join("-" * w for w in widths))
     return "\n".join(lines)
+
+
+def notes(db: Path) -> list[str]:
+    """Lines under the table for what a user must not miss: why a run is not ok, a run.toml
+    that could not be read (dates then come from file times), a run renamed on an id clash."""
+    with duckdb.connect(str(db), read_only=True) as con:
+        rows = con.execute(
+            """select r.run_id, r.status, r.status_reason, w.run_key, w.manifest_error, w.inferred
+               from main.runs r
+               left join raw.runs w on w.run_id = regexp_replace(r.run_id, '#[0-9]+$', '')
+               order by r.run_id"""
+        ).fetchall()
+    out = []
+    seen_keys: set[str] = set()
+    for run_id, status, reason, run_key, manifest_error, inferred in rows:
+        if status != "ok":
+            out.append(f"{run_id}: {status}: {reason or 'no reason recorded'}")
+        if run_key is None or run_key in seen_keys:
+            continue
+        seen_keys.add(run_key)
+        if manifest_error:
+            out.append(f"{run_id} ({run_key}/run.toml): unreadable, defaults used: {manifest_error}")
+        if m := re.search(r"run_id '[^']*' already used .* is renamed \S+", inferred or ""):
+            out.append(f"{run_id}: {m.group(0)}")
+    return out

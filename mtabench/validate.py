@@ -89,5 +89,45 @@ def _run_check(gx, ctx, source, con, suite_name: str, check: Check) -> list[Fail
                 else str(er.exception_info.get("exception_message") or res)
             )
             kwargs = {k: v for k, v in cfg.kwargs.items() if k not in ("batch_id",)}
+            detail += _where(con, df, kwargs.get("column"), res.get("partial_unexpected_list"))
             failures.append(Failure(suite_name, check.name, cfg.type, kwargs, detail))
     return failures
+
+
+def _where(con, df, column: str | None, unexpected: list | None, most: int = 5) -> str:
+    """`; runs: ...; files: ...` for the rows holding the unexpected values, so a failure
+    points at the archive: the rows' own files (file_id), else their runs' files, files in
+    error (an unreadable run.toml) first."""
+    if column is None or column not in df.columns or not unexpected:
+        return ""
+    try:
+        values = [v for v in unexpected if v is not None]
+        mask = df[column].isin(values) if values else df[column].isna()
+        if len(values) < len(unexpected):
+            mask |= df[column].isna()
+    except TypeError:  # unhashable values (lists, dicts)
+        return ""
+    rows = df[mask]
+    run_col = next((c for c in ("run_id", "baseline_run_id", "run_key") if c in rows.columns), None)
+    runs = sorted({str(r) for r in rows[run_col].dropna()}) if run_col else []
+    ids = [int(i) for i in rows["file_id"].dropna().unique()] if "file_id" in rows.columns else []
+    if ids:
+        files = con.execute(
+            "select path from raw.files where list_contains(?, file_id) order by path", [ids]
+        ).fetchall()
+    else:
+        files = con.execute(
+            """select f.path || case when f.status = 'error' then ' (' || f.status || ': '
+                      || coalesce(f.message, '') || ')' else '' end
+               from raw.files f join raw.runs r using (run_key)
+               where list_contains(?, r.run_id) or list_contains(?, f.run_key)
+               order by f.status <> 'error', f.path""",
+            [[r.split("#")[0] for r in runs], runs],
+        ).fetchall()
+    names = [f[0] for f in files]
+
+    def _list(xs: list[str]) -> str:
+        return ", ".join(xs[:most]) + (f" (+{len(xs) - most} more)" if len(xs) > most else "")
+
+    out = f"; runs: {_list(runs)}" if runs else ""
+    return out + (f"; files: {_list(names)}" if names else "")

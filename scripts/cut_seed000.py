@@ -7,8 +7,23 @@ Usage: python scripts/cut_seed000.py ../shared/seeds/000_*.txt samples/seed000
 
 from __future__ import annotations
 
+import re
 import sys
 from pathlib import Path
+
+# The seed prints its postal wrapper once (`cat do.sh`, host ns1-bjcnc). A section whose
+# rows follow a `./do.sh` prompt on that host ran it: its manifest gets the command with
+# the shell variables expanded, so the rate cap (`-r $MSGPERMIN`) is in the manifest.
+DO_SH_PROMPT = "@ns1-bjcnc postal-0.61]# ./do.sh"
+
+
+def do_sh_command(seed_text: str) -> str:
+    """The postal command line of the printed do.sh, variables expanded."""
+    body = seed_text.split("# cat do.sh", 1)[1].splitlines()[1]
+    assigns = dict(re.findall(r"([A-Z_]+)=(\S+)", body))
+    cmd = body[body.index("./postal") :].replace("\\ ", "")
+    return re.sub(r"\$([A-Z_]+)", lambda m: assigns[m.group(1)], cmd)
+
 
 # slug: (first line, last line, label, mta version, changed settings, note)
 SECTIONS = {
@@ -127,11 +142,15 @@ def toml_str(s: str) -> str:
 
 
 def main(seed: Path, out: Path) -> None:
-    lines = seed.read_text(encoding="utf-8").splitlines(keepends=True)
+    text = seed.read_text(encoding="utf-8")
+    lines = text.splitlines(keepends=True)
+    command = do_sh_command(text)
     for slug, (first, last, label, version, settings, note) in SECTIONS.items():
         d = out / slug
         d.mkdir(parents=True, exist_ok=True)
-        (d / "postal.out").write_text("".join(lines[first - 1 : last]), encoding="utf-8")
+        section = "".join(lines[first - 1 : last])
+        (d / "postal.out").write_text(section, encoding="utf-8")
+        tool_command = f"command = {toml_str(command)}\n" if DO_SH_PROMPT in section else ""
         changed = "\n".join(f"{k} = {toml_str(v)}" for k, v in settings.items())
         (d / "run.toml").write_text(
             f"""run_id = "seed000-{slug}"
@@ -145,7 +164,7 @@ date = "2009-06-08"
 name = "postal"
 version = "0.61"
 output_file = "postal.out"
-
+{tool_command}
 [mta]
 name = "postfix"
 version = {toml_str(version)}

@@ -4,6 +4,8 @@
 #   scripts/superset.sh setup    venv (uv sync --frozen), metadata DB, admin user, roles
 #   scripts/superset.sh import   dashboards/ YAML -> Superset (database URI = the serving DuckDB, read-only)
 #   scripts/superset.sh serve    gunicorn on 127.0.0.1:$MTABENCH_SUPERSET_PORT (8088) in the background
+#   scripts/superset.sh up       setup + import + serve (logs to setup.log); returns at once when
+#                                the running server already has this import (make serve)
 #   scripts/superset.sh stop     stop the server started by serve
 #   scripts/superset.sh export   Superset -> dashboards/ YAML (normalized: stable names, no ids/timestamps)
 #   scripts/superset.sh status   is the server up?
@@ -56,8 +58,8 @@ cmd_setup() {
     command -v uv >/dev/null 2>&1 || python3 -m pip install --quiet "uv==0.13.9"
     uv sync --frozen --quiet --project "$ENV_DIR"
     superset db upgrade
-    superset fab create-admin --username "$ADMIN_USER" --firstname mtabench --lastname admin \
-        --email "$ADMIN_USER@localhost" --password "$(admin_password)"
+    # the password goes through a pipe, never a command line (`ps` shows those to everyone)
+    admin_password | py "$REPO/dashboards/create_admin.py" "$ADMIN_USER"
     superset init
 }
 
@@ -124,6 +126,31 @@ cmd_stop() {
     echo "superset: stopped"
 }
 
+# What an import depends on: the dashboards' YAML, the serving path and Superset's own lock.
+import_fingerprint() {
+    { printf '%s\n' "$SERVING_DB"; cat "$ENV_DIR/uv.lock"
+      find "$REPO/dashboards" -type f ! -name '*.pyc' -print0 | sort -z | xargs -0 sha256sum; } \
+        | sha256sum | cut -d' ' -f1
+}
+
+# `make serve`: set up, import and serve, unless this very import is already being served.
+cmd_up() {
+    local stamp="$STATE/import.sha256" log="$STATE/setup.log" want
+    want="$(import_fingerprint)"
+    if is_running && [ -s "$stamp" ] && [ "$(cat "$stamp")" = "$want" ]; then
+        echo "superset: already running (pid $(cat "$PIDFILE")) on http://127.0.0.1:$PORT; dashboards and serving path unchanged, nothing to import"
+        return
+    fi
+    echo "superset: setup and import (log: $log)"
+    if ! { cmd_setup && cmd_import; } >"$log" 2>&1; then
+        echo "superset: setup/import failed; tail of $log:" >&2
+        tail -n 40 "$log" >&2
+        exit 1
+    fi
+    printf '%s\n' "$want" >"$stamp"
+    cmd_serve
+}
+
 cmd_status() {
     if is_running; then echo "superset: running (pid $(cat "$PIDFILE")) on http://127.0.0.1:$PORT"
     else echo "superset: not running"; exit 1; fi
@@ -134,7 +161,8 @@ case "${1:-}" in
     import) cmd_import ;;
     export) shift; cmd_export "$@" ;;
     serve) cmd_serve ;;
+    up) cmd_up ;;
     stop) cmd_stop ;;
     status) cmd_status ;;
-    *) sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//'; exit 2 ;;
+    *) sed -n '2,19p' "$0" | sed 's/^# \{0,1\}//'; exit 2 ;;
 esac

@@ -16,6 +16,14 @@ SAMPLES = REPO / "samples"
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 
 
+def found(paths, what: str = "files") -> list[Path]:
+    """A glob's result for parametrising, which must not be empty: a moved folder fails at
+    collection instead of turning its tests into a silent, empty parametrisation."""
+    paths = sorted(paths)
+    assert paths, f"the glob for {what} found nothing: was a folder moved?"
+    return paths
+
+
 def raw_line_count(path: Path) -> int:
     """Lines in a file as `wc -l` counts them, plus a final line without newline."""
     data = path.read_bytes()
@@ -64,11 +72,12 @@ def landing_con():
 
 def land_file(con, parser, path: Path, file_id: int = 1, **ctx):
     """Land one file in its own transaction, as the loader does; returns its line counts."""
+    from ingest.landing import land_file as land
     from ingest.parsers.base import ParseContext
     from ingest.source import FileSource
 
     con.execute("begin")
-    counts = parser.land(con, file_id, FileSource(path, path.name), ParseContext(**ctx))
+    counts = land(con, parser, file_id, FileSource(path, path.name), ParseContext(**ctx))
     con.execute("commit")
     return counts
 

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import duckdb
 import pytest
+from conftest import found
 
 from ingest.landing import PROVENANCE, write_ledger
 from ingest.parsers.base import ParseContext
@@ -14,7 +15,7 @@ from ingest.parsers.iostat import IostatParser
 
 ROOT = Path(__file__).resolve().parents[1]
 FIX = ROOT / "tests" / "fixtures" / "sysstat"
-RUNS = sorted((ROOT / "samples" / "runs").glob("*/iostat.txt"))
+RUNS = found((ROOT / "samples" / "runs").glob("*/iostat.txt"), "iostat samples")
 MISC_X = ROOT / "tests" / "fixtures" / "misc" / "iostat_x.txt"
 # independent rules: a device row starts with a name and has only numbers after it;
 # a cpu row has only numbers
@@ -142,5 +143,10 @@ def test_lands_in_duckdb():
                     "quarantine": "reason VARCHAR, text VARCHAR"}.items():  # fmt: skip
         con.execute(f"create table raw.{t} ({PROVENANCE}, {cols})")
     write_ledger(con, 3, ledger, P.tables)
-    assert con.execute('select count(*), sum("user") from raw.iostat_cpu').fetchone()[0] == 4
+    # %user from the file by another route: the row under each text avg-cpu header, and the JSON value
+    text = MISC_X.read_text().splitlines()
+    users = [float(text[i + 1].split()[0]) for i, ln in enumerate(text) if ln.startswith("avg-cpu:")]
+    users += [float(v) for v in re.findall(r'"user":\s*([\d.]+)', MISC_X.read_text())]
+    n, total = con.execute('select count(*), sum("user") from raw.iostat_cpu').fetchone()
+    assert n == len(users) == 4 and total == pytest.approx(sum(users), abs=1e-9)
     assert con.execute("select count(distinct device) from raw.iostat_devices").fetchone() == (1,)

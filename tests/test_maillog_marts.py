@@ -9,12 +9,12 @@ from pathlib import Path
 
 import duckdb
 import pytest
-from conftest import FIXTURES, SAMPLES
+from conftest import FIXTURES, SAMPLES, found
 from test_maillog_parser import pflogsumm_totals
 
 from mtabench.cli import main
 
-RUNS_WITH_MAILLOG = sorted(p.parent.name for p in SAMPLES.glob("runs/*/maillog.gz"))
+RUNS_WITH_MAILLOG = [p.parent.name for p in found(SAMPLES.glob("runs/*/maillog.gz"), "maillogs")]
 TOTALS = ("received", "delivered", "deferred", "bounced", "rejected")
 
 

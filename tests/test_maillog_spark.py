@@ -1,78 +1,27 @@
-"""The Spark SQL maillog parse against the DuckDB one: the same rows, every column, every file.
+"""Spark's maillog parse (the compiled parser in mapInArrow tasks) against the DuckDB landing:
+the same rows, every column, every file; noise and quarantine counts too.
 
-Each case lands a file with MaillogParser.land (DuckDB), writes its lines to Parquet with
-write_lines_parquet, parses that with parse_lines_spark + split_parsed (what
-parse_file_spark composes; one test calls it as is) and compares raw.maillog, raw.noise and
-raw.quarantine with Spark's three DataFrames row for row. Timestamps are compared as
-epoch microseconds (Spark hands out session-zone instants, DuckDB naive UTC), doubles and
-all other columns exactly.
+Both engines run the same parser, so this checks the plumbing around it: the staging of
+files, the task context (year, offset, run start), the Arrow -> Spark -> Parquet types.
+Timestamps are compared as read back by DuckDB from Spark's Parquet.
 """
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import datetime
 from pathlib import Path
 
 import pytest
-from conftest import FIXTURES, SAMPLES, land_file
+from conftest import FIXTURES, SAMPLES, found, land_file
 
-from ingest.manifest import parse_manifest, utc_offset_minutes
+from ingest.maillog_lines import StagedLines
 from ingest.parsers.base import ParseContext
-from ingest.parsers.maillog import COLUMN_NAMES, COLUMNS, MaillogParser, write_lines_parquet
-from ingest.parsers.maillog_spark import (
-    YEAR_BLOCK_LINES,
-    SparkDialect,
-    java_regex,
-    parse_file_spark,
-    parse_lines_spark,
-    read_lines,
-    split_parsed,
-)
+from ingest.parsers.maillog import COLUMN_NAMES, MaillogParser
 
-FILE_ID = 7
-SAMPLE_LOGS = sorted(p for p in SAMPLES.rglob("maillog*") if p.is_file()) + [
-    FIXTURES / "misc" / "postfix37_maillog_file.log.gz"
-]
-FIXTURE_LOGS = sorted((FIXTURES / "maillogs").iterdir())
-# contexts as tests/test_maillog_parser.py uses them; every other fixture: year 2026, UTC
-FIXTURE_CTX: dict[str, list[dict]] = {
-    "newyear.log": [
-        {"year": 2025, "utc_offset_minutes": 60},
-        {"year": 2026, "start_utc": datetime(2026, 1, 1, 0, 0)},
-    ],
-    "exim_main.log": [{"year": 2026, "utc_offset_minutes": 60}],
-    "rsyslog_rfc3339.log": [{"year": 2026, "utc_offset_minutes": 600}],
-}
-TABLES = {
-    "maillog": ["file_id", "line_no", "item_no", *COLUMN_NAMES],
-    "noise": ["file_id", "line_no", "item_no", "kind", "text"],
-    "quarantine": ["file_id", "line_no", "item_no", "reason", "text"],
-}
-_SPARK_TYPE = {"VARCHAR": "string", "INTEGER": "int", "BIGINT": "bigint", "DOUBLE": "double"}
-SPARK_TYPES = {
-    "maillog": [("file_id", "bigint"), ("line_no", "int"), ("item_no", "int")]
-    + [(c.split()[0], _SPARK_TYPE.get(c.split()[1], c.split()[1].lower())) for c in COLUMNS.split(", ")],
-    "noise": [
-        ("file_id", "bigint"),
-        ("line_no", "int"),
-        ("item_no", "int"),
-        ("kind", "string"),
-        ("text", "string"),
-    ],
-    "quarantine": [
-        ("file_id", "bigint"),
-        ("line_no", "int"),
-        ("item_no", "int"),
-        ("reason", "string"),
-        ("text", "string"),
-    ],
-}
-
-# Lines where DuckDB and Spark differ unless the dialect bridges them (see maillog_spark):
-# Unicode spaces around MARK and blank lines (trim), VT inside a token (\S), a Unicode letter
-# after `Sent` (\b), U+2028/U+0085 at a line's end (`$` and `.`), NUL/CR/invalid UTF-8 (the
-# Python line split), pids with tabs, signs, overflow, 24:00:00 stamps, `+0100` zones, a
-# sender holding `, nrcpt=` (negative substr length), non-BMP characters (positions).
+# Edge lines kept from the SQL-parser era (where the two engines once differed): Unicode
+# spaces around MARK and blank lines, VT inside a token, a Unicode letter after `Sent`,
+# U+2028/U+0085 at a line's end, NUL/CR/invalid UTF-8, pids with tabs, signs, overflow,
+# 24:00:00 stamps, `+0100` zones, a sender holding `, nrcpt=`, non-BMP characters.
 EDGE_UTF8 = "\n".join(
     [
         "Nov 21 22:04:34 mx1 postfix/smtpd[101]: connect from localhost[127.0.0.1]",
@@ -133,218 +82,52 @@ ROLLOVER = "\n".join(
 
 
 @pytest.fixture(scope="module")
-def spark():
-    """One session for the module; not stopped (other modules may share the process-wide one).
-
-    Whole-stage codegen is off here: the parse's projection is too big for it (the JVM's
-    64 KB method limit), so Spark falls back to per-expression codegen anyway, after a doomed
-    compile of some seconds per query. test_parse_file_spark_in_one_call runs with it on."""
+def spark(tmp_path_factory):
     from mtabench.spark import local_session
 
-    session = local_session()
-    key = "spark.sql.codegen.wholeStage"
-    old = session.conf.get(key)
-    session.conf.set(key, "false")
-    yield session
-    session.conf.set(key, old)
+    return local_session(warehouse=tmp_path_factory.mktemp("wh"), master="local[2]")
 
 
-def run_context(folder: Path) -> dict:
-    """ParseContext fields as ingest.loader derives them from the run's run.toml."""
-    toml = folder / "run.toml"
-    if not toml.exists():
-        return {"year": 2026}
-    m = parse_manifest(toml.read_text())
-    day = m.start_utc or m.date
-    at = m.start_utc.replace(tzinfo=UTC) if m.start_utc else None
-    if at is None and m.date:
-        at = datetime(m.date.year, m.date.month, m.date.day, tzinfo=UTC)
-    return {
-        "run_key": folder.name,
-        "year": day.year if day else 2026,
-        "run_date": m.date,
-        "start_utc": m.start_utc,
-        "end_utc": m.end_utc,
-        "monitor_start_utc": m.monitor_start_utc,
-        "timezone": m.timezone,
-        "utc_offset_minutes": utc_offset_minutes(m.timezone, at),
-    }
+def _cases(tmp: Path) -> list[tuple[Path, ParseContext]]:
+    edge = tmp / "edge"
+    edge.mkdir()
+    (edge / "utf8.log").write_text(EDGE_UTF8)
+    (edge / "odd.log").write_bytes(EDGE_ODD)
+    (edge / "rollover.log").write_text(ROLLOVER)
+    cases = [(p, ParseContext(year=2026)) for p in found(SAMPLES.glob("runs/*/maillog*.gz"), "maillogs")]
+    cases += [
+        (p, ParseContext(year=2025, utc_offset_minutes=60)) for p in sorted((FIXTURES / "maillogs").iterdir())
+    ]
+    cases += [
+        (edge / "utf8.log", ParseContext(year=2026, utc_offset_minutes=-90)),
+        (edge / "odd.log", ParseContext(year=2026)),
+        (edge / "rollover.log", ParseContext(year=2026, start_utc=datetime(2026, 1, 1))),
+    ]
+    return cases
 
 
-def _differences(con, duck_sql: str, cols: list[str]) -> str:
-    """'' if the DuckDB rows and the registered `spark_rows` are the same multiset, else the
-    first few differing lines with the columns that differ."""
-    a, b = f"select {', '.join(cols)} from ({duck_sql})", f"select {', '.join(cols)} from spark_rows"
-    bad = con.execute(
-        f"select line_no from (({a}) except all ({b})) union select line_no from (({b}) except all ({a})) "
-        "order by 1 limit 5"
+def test_spark_parses_every_file_as_the_duckdb_landing(spark, landing_con, tmp_path):
+    from mtabench.spark_engine import parse_staged
+
+    cases = _cases(tmp_path)
+    staged, want_counts = [], {}
+    for fid, (path, ctx) in enumerate(cases, start=1):
+        c = land_file(landing_con, MaillogParser(), path, file_id=fid, **ctx.__dict__)
+        want_counts[fid] = (c.noise, c.quarantined)
+        staged.append(StagedLines(fid, f"run{fid % 3}", "sha", c.total, ctx.year, path, path.name, ctx))
+    out, counts = tmp_path / "maillog", tmp_path / "counts"
+    parse_staged(spark, staged, out, counts)
+    cols = ", ".join(["file_id", "line_no", "item_no", *COLUMN_NAMES])
+    want = landing_con.execute(f"select {cols} from raw.maillog order by file_id, line_no").fetchall()
+    got = landing_con.execute(
+        f"select {cols} from read_parquet('{out}/*/*.parquet', hive_partitioning = false) "
+        "order by file_id, line_no"
     ).fetchall()
-    out = []
-    for (line_no,) in bad:
-        rows = []
-        for sql in (a, b):
-            r = con.execute(f"select * from ({sql}) where line_no = ?", [line_no]).fetchall()
-            rows.append(dict(zip(cols, r[0], strict=True)) if len(r) == 1 else {"rows": r})
-        diff = {c: (rows[0].get(c), rows[1].get(c)) for c in cols if rows[0].get(c) != rows[1].get(c)}
-        out.append(f"line {line_no}: (duckdb, spark) {diff}")
-    return "\n".join(out)
-
-
-def compare(
-    spark,
-    con,
-    path: Path,
-    tmp_path: Path,
-    ctx: dict,
-    blocks: tuple[int, ...] = (YEAR_BLOCK_LINES,),
-    one_call=False,
-) -> dict[str, int]:
-    """Land with DuckDB, parse with Spark, assert the three tables equal; rows per table.
-
-    The parse runs once (a local checkpoint) and is split once per rollover block size in
-    `blocks`; `one_call` goes through parse_file_spark instead, which runs it per output."""
-    counts = land_file(con, MaillogParser(), path, file_id=FILE_ID, **ctx)
-    parquet = tmp_path / f"{path.name}.lines.parquet"
-    assert write_lines_parquet(path, parquet) == counts.total
-    lines = spark.read.parquet(str(parquet))
-    pctx = ParseContext(**ctx)
-    parsed = (
-        None if one_call else parse_lines_spark(spark, lines, year=ctx["year"], ctx=pctx).localCheckpoint()
+    assert len(got) == len(want) > 290_000
+    assert got == want
+    got_counts = dict(
+        (r[0], (r[1], r[2]))
+        for r in landing_con.execute(f"select * from read_parquet('{counts}/*.parquet')").fetchall()
     )
-    for block in blocks:
-        if parsed is None:
-            out = parse_file_spark(
-                spark, lines, file_id=FILE_ID, year=ctx["year"], ctx=pctx, block_lines=block
-            )
-        else:
-            out = split_parsed(parsed, file_id=FILE_ID, ctx=pctx, block_lines=block)
-        rows = {table: _compare_table(con, table, df) for table, df in zip(TABLES, out, strict=True)}
-    assert (rows["maillog"], rows["noise"], rows["quarantine"]) == (
-        counts.parsed,
-        counts.noise,
-        counts.quarantined,
-    )
-    print(f"{path.name} {ctx}: {rows}")
-    return rows
-
-
-def _compare_table(con, table: str, df) -> int:
-    cols = TABLES[table]
-    assert df.dtypes == SPARK_TYPES[table], table
-    con.register(
-        "spark_rows", df.selectExpr(*[f"unix_micros({c}) as {c}" if c == "ts" else c for c in cols]).toArrow()
-    )
-    try:
-        duck = f"select {', '.join('epoch_us(ts) as ts' if c == 'ts' else c for c in cols)} from raw.{table}"
-        n_duck = con.execute(f"select count(*) from ({duck})").fetchone()[0]
-        n_spark = con.execute("select count(*) from spark_rows").fetchone()[0]
-        diff = _differences(con, duck, cols)
-    finally:
-        con.unregister("spark_rows")
-    assert (n_spark, diff) == (n_duck, ""), f"{table}: {n_duck} DuckDB rows, {n_spark} Spark rows\n{diff}"
-    return n_duck
-
-
-@pytest.mark.parametrize("path", SAMPLE_LOGS, ids=lambda p: f"{p.parent.name}/{p.name}")
-def test_samples_parse_the_same_in_spark(spark, landing_con, tmp_path, path):
-    rows = compare(spark, landing_con, path, tmp_path, run_context(path.parent))
-    assert rows["maillog"] > 0
-
-
-@pytest.mark.parametrize(
-    ("path", "ctx"),
-    [(p, c) for p in FIXTURE_LOGS for c in FIXTURE_CTX.get(p.name, [{"year": 2026}])],
-    ids=lambda v: v.name if isinstance(v, Path) else ",".join(f"{k}={x}" for k, x in v.items()),
-)
-def test_fixtures_parse_the_same_in_spark(spark, landing_con, tmp_path, path, ctx):
-    rows = compare(spark, landing_con, path, tmp_path, ctx)
-    assert rows["maillog"] > 0
-
-
-@pytest.mark.parametrize(
-    ("name", "data", "ctx"),
-    [
-        ("edge.log", EDGE_UTF8.encode(), {"year": 2026, "utc_offset_minutes": -90}),
-        ("odd.log", EDGE_ODD, {"year": 2026}),
-        (
-            "latin1.log",
-            EDGE_UTF8.encode() + b"\nNov 21 22:04:44 mx1 postfix/smtpd[1]: caf\xe9\n",
-            {"year": 2026},
-        ),
-        ("edge.log.gz", None, {"year": 2026}),
-        ("empty.log", b"", {"year": 2026}),
-    ],
-    ids=["utf8-edges", "cr-nul-invalid-utf8", "invalid-utf8-rejected-by-csv", "gzip-edges", "empty"],
-)
-def test_edge_lines_parse_the_same_in_spark(spark, landing_con, tmp_path, name, data, ctx):
-    import gzip
-
-    path = tmp_path / name
-    path.write_bytes(gzip.compress(EDGE_UTF8.encode() + b"\n" + EDGE_ODD) if data is None else data)
-    rows = compare(spark, landing_con, path, tmp_path, ctx)
-    assert (sum(rows.values()) == 0) == (name == "empty.log")
-
-
-@pytest.mark.parametrize(
-    "ctx",
-    [{"year": 2025, "utc_offset_minutes": 60}, {"year": 2026, "start_utc": datetime(2026, 1, 1, 0, 0)}],
-    ids=["dec-run", "january-run"],
-)
-def test_new_year_rollover_across_window_blocks(spark, landing_con, tmp_path, ctx):
-    path = tmp_path / "rollover.log"
-    path.write_text(ROLLOVER + "\n")
-    rows = compare(spark, landing_con, path, tmp_path, ctx, blocks=(1, 2, 3, YEAR_BLOCK_LINES))
-    assert (rows["maillog"], rows["noise"]) == (7, 2)
-    years = landing_con.execute("select year(ts) from raw.maillog order by line_no").fetchall()
-    assert len({y for (y,) in years}) == 2  # the rollover did shift some lines
-
-
-def test_parse_file_spark_in_one_call(spark, landing_con, tmp_path):
-    spark.conf.set("spark.sql.codegen.wholeStage", "true")  # as sessions run it by default
-    try:
-        path, ctx = FIXTURES / "maillogs" / "newyear.log", FIXTURE_CTX["newyear.log"][0]
-        rows = compare(spark, landing_con, path, tmp_path, ctx, one_call=True)
-    finally:
-        spark.conf.set("spark.sql.codegen.wholeStage", "false")
-    assert rows["maillog"] == 5
-
-
-def test_split_reads_a_persisted_parse_once(spark, tmp_path):
-    """split_parsed works on DataFrames, not SQL over views or WITH: Spark then finds the
-    persisted parse instead of parsing again for each output."""
-    ctx = ParseContext(year=2026)
-    lines = read_lines(spark, FIXTURES / "maillogs" / "sendmail.log", tmp_path / "lines.parquet")
-    parsed = parse_lines_spark(spark, lines, year=2026, ctx=ctx).persist()
-    try:
-        for df in split_parsed(parsed, file_id=FILE_ID, ctx=ctx):
-            plan = df._jdf.queryExecution().executedPlan().toString()
-            # the parquet scan shows only inside the cached relation's own plan
-            assert "InMemoryTableScan" in plan and "FileScan parquet" not in plan.split("InMemoryRelation")[0]
-    finally:
-        parsed.unpersist()
-
-
-def test_raw_literals_without_escaped_string_literals(spark, landing_con, tmp_path):
-    """With spark.sql.parser.escapedStringLiterals off, regexes go in as r'...' literals."""
-    key = "spark.sql.parser.escapedStringLiterals"
-    old = spark.conf.get(key)
-    spark.conf.set(key, "false")
-    try:
-        path = tmp_path / "edge.log"
-        path.write_bytes(EDGE_UTF8.encode())
-        rows = compare(spark, landing_con, path, tmp_path, {"year": 2026})
-    finally:
-        spark.conf.set(key, old)
-    assert rows["maillog"] > 0
-
-
-def test_java_regex_keeps_re2_meaning():
-    assert java_regex(r"^a\S+ [^\s\]]$") == r"(?d)^a[^\t\n\f\r ]+ [^\t\n\f\r \]]$"
-    assert java_regex(r"x\b").endswith("(?=[0-9A-Za-z_]))")
-    for bad in (r"[a[b]]", r"[a&&b]", r"[]a]", "a\\", r"\B"):
-        with pytest.raises(ValueError):
-            java_regex(bad)
-    with pytest.raises(ValueError):
-        SparkDialect().lit("it's")
-    assert SparkDialect(escaped=False).regex(r"\d") == r"r'(?d)\d'"
-    assert SparkDialect(escaped=True).regex(r"\d") == r"'(?d)\d'"
+    assert {f: c for f, c in want_counts.items() if c != (0, 0)} == got_counts
+    assert sum(n + q for n, q in got_counts.values()) > 5

@@ -3,14 +3,16 @@
 from __future__ import annotations
 
 import pytest
-from conftest import SAMPLES
+from conftest import SAMPLES, found
 
 from ingest.parsers.base import ParseContext
 from ingest.parsers.postconf import PostconfParser
 from ingest.source import FileSource
 
 
-@pytest.mark.parametrize("path", sorted(SAMPLES.glob("runs/*/postconf-n.txt")), ids=lambda p: p.parent.name)
+@pytest.mark.parametrize(
+    "path", found(SAMPLES.glob("runs/*/postconf-n.txt"), "postconf"), ids=lambda p: p.parent.name
+)
 def test_every_setting_line_lands(path):
     src = FileSource(path, path.name)
     lines = list(src.lines())

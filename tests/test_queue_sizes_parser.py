@@ -6,12 +6,12 @@ from datetime import datetime
 from pathlib import Path
 
 import pytest
-from conftest import land_file
+from conftest import found, land_file
 
 from ingest.parsers.queue_sizes import QueueSizesParser
 
 ROOT = Path(__file__).resolve().parents[1]
-SAMPLES = sorted((ROOT / "samples" / "runs").glob("*/queue.txt"))
+SAMPLES = found((ROOT / "samples" / "runs").glob("*/queue.txt"), "queue.txt")
 
 
 @pytest.fixture

@@ -20,7 +20,16 @@ from tests.conftest import SAMPLES
 # 1e-9, or 1e-9 absolute around zero. Every other type must be equal.
 REL_TOL = 1e-9
 ABS_TOL = 1e-9
-PARITY_MARTS = ["runs", "minutes", "events", "messages", "daily_capacity", "error_bursts", "comparisons"]
+PARITY_MARTS = [
+    "runs",
+    "minutes",
+    "events",
+    "messages",
+    "daily_capacity",
+    "error_bursts",
+    "comparisons",
+    "saturation_events",
+]
 
 
 @pytest.fixture(scope="module")

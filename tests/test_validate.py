@@ -6,6 +6,7 @@ import shutil
 
 import duckdb
 import pytest
+from conftest import SAMPLES
 
 from mtabench.cli import main
 from mtabench.validate import ValidationFailed, validate
@@ -30,13 +31,12 @@ def test_failed_validation_keeps_the_previous_serving_file(built_db, data_dir, t
     before = serving.read_bytes()
     bad = tmp_path / "bad.duckdb"
     shutil.copy(built_db, bad)
+    shutil.copytree(built_db.with_name(built_db.name + ".parquet"), bad.with_name(bad.name + ".parquet"))
     with duckdb.connect(str(bad)) as con:  # a landing-level defect the next build keeps
         con.execute("update raw.files set lines_noise = lines_noise + 1 where format = 'postal'")
-    archive = tmp_path / "archive"
-    archive.mkdir()
-    (archive / "r").mkdir()
-    (archive / "r/postal.csv").write_text("time,messages,data(K),errors,connections\n10:00,1,1,0,1\n")
-    rc = main(["run", str(archive), "--db", str(bad)])
+    # The same archive again: every file is unchanged, so ingest keeps the tampered ledger rows
+    # (a different archive would drop those runs as no longer present).
+    rc = main(["run", str(SAMPLES), "--db", str(bad), "--serving-db", str(serving)])
     assert rc == 3
     assert "unaccounted_lines" in capsys.readouterr().err
     assert serving.read_bytes() == before

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import duckdb
 import pytest
+from conftest import found
 
 from ingest.landing import PROVENANCE, write_ledger
 from ingest.parsers.base import ParseContext
@@ -14,8 +15,8 @@ from ingest.parsers.vmstat import VmstatParser
 
 ROOT = Path(__file__).resolve().parents[1]
 FIX = ROOT / "tests" / "fixtures" / "sysstat"
-RUNS = sorted((ROOT / "samples" / "runs").glob("*/vmstat.txt"))
-MISC = sorted((ROOT / "tests" / "fixtures" / "misc").glob("vmstat_*.txt"))
+RUNS = found((ROOT / "samples" / "runs").glob("*/vmstat.txt"), "vmstat samples")
+MISC = found((ROOT / "tests" / "fixtures" / "misc").glob("vmstat_*.txt"), "vmstat fixtures")
 DATA_LINE = re.compile(r"^\s*\d+\s+\d+\s")  # independent rule: starts with two integers (r b)
 
 P = VmstatParser()
@@ -166,10 +167,16 @@ def test_lands_in_duckdb():
                     "quarantine": "reason VARCHAR, text VARCHAR"}.items():  # fmt: skip
         con.execute(f"create table raw.{t} ({PROVENANCE}, {cols})")
     write_ledger(con, 7, ledger, P.tables)
-    n, boot, idle = con.execute(
-        'select count(*), count(*) filter (is_since_boot), max("in") from raw.vmstat_samples'
+    n, boot, max_in, sum_id = con.execute(
+        'select count(*), count(*) filter (is_since_boot), max("in"), sum(id) from raw.vmstat_samples'
     ).fetchone()
-    assert n == len(rows) and boot == 1 and idle > 0
+    # the same figures straight from the text: the columns named by the header line
+    lines = [ln.split() for ln in path.read_text().splitlines()]
+    header = next(t for t in lines if t[:2] == ["r", "b"])
+    data = [t for t in lines if t and t[0].isdigit()]
+    assert n == len(rows) == len(data) and boot == 1
+    assert max_in == max(int(t[header.index("in")]) for t in data)
+    assert sum_id == sum(int(t[header.index("id")]) for t in data)
 
 
 def test_d_errors_idle_per_minute():

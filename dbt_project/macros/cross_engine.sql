@@ -45,3 +45,36 @@
 {% macro spark__epoch_seconds(ts) -%}
     (cast(unix_micros({{ ts }}) as double) / 1000000)
 {%- endmacro %}
+
+{# a string field of a JSON object held as text #}
+{% macro json_string(expr, key) -%}
+    {{ return(adapter.dispatch('json_string', 'mtabench')(expr, key)) }}
+{%- endmacro %}
+{% macro default__json_string(expr, key) -%}
+    json_extract_string({{ expr }}, '$.{{ key }}')
+{%- endmacro %}
+{% macro spark__json_string(expr, key) -%}
+    get_json_object({{ expr }}, '$.{{ key }}')
+{%- endmacro %}
+
+{# the values of a group joined with ', ' in sorted order (deterministic on both engines) #}
+{% macro sorted_string_agg(expr) -%}
+    {{ return(adapter.dispatch('sorted_string_agg', 'mtabench')(expr)) }}
+{%- endmacro %}
+{% macro default__sorted_string_agg(expr) -%}
+    string_agg({{ expr }}, ', ' order by {{ expr }})
+{%- endmacro %}
+{% macro spark__sorted_string_agg(expr) -%}
+    nullif(array_join(sort_array(collect_list({{ expr }})), ', '), '')
+{%- endmacro %}
+
+{# first integer captured by a regex group (null when absent) #}
+{% macro regex_int(expr, pattern) -%}
+    {{ return(adapter.dispatch('regex_int', 'mtabench')(expr, pattern)) }}
+{%- endmacro %}
+{% macro default__regex_int(expr, pattern) -%}
+    cast(nullif(regexp_extract({{ expr }}, '{{ pattern }}', 1), '') as bigint)
+{%- endmacro %}
+{% macro spark__regex_int(expr, pattern) -%}
+    cast(nullif(regexp_extract({{ expr }}, '{{ pattern }}', 1), '') as bigint)
+{%- endmacro %}

@@ -2,8 +2,10 @@
 
 A parser declares its landing tables (columns beyond the provenance columns
 file_id, line_no, item_no that landing adds), says how sure it is that a file is
-its format (`sniff`), and turns lines into a Ledger. Parsers that are faster
-in SQL (maillogs) override `land` and write straight into DuckDB instead.
+its format (`sniff`), and turns lines into a Ledger. A parser may also offer
+`record_batches(path, name, ctx)` (Arrow, all lines, noise/quarantine flagged by kind):
+the landing (ingest/landing.py) then uses that bulk path. Parsers import nothing from
+the landing: they depend only on their input.
 """
 
 from __future__ import annotations
@@ -12,14 +14,9 @@ from abc import ABC, abstractmethod
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import date, datetime
-from typing import TYPE_CHECKING, ClassVar
+from typing import ClassVar
 
-from ingest.ledger import Ledger, LineCounts
-
-if TYPE_CHECKING:
-    import duckdb
-
-    from ingest.source import FileSource
+from ingest.ledger import Ledger
 
 
 @dataclass(frozen=True)
@@ -62,13 +59,3 @@ class Parser(ABC):
 
     @abstractmethod
     def parse(self, lines: Iterable[tuple[int, str]], ctx: ParseContext) -> Ledger: ...
-
-    def land(
-        self, con: duckdb.DuckDBPyConnection, file_id: int, source: FileSource, ctx: ParseContext
-    ) -> LineCounts:
-        from ingest.landing import write_ledger  # local: landing imports the registry
-
-        lines = list(source.lines())
-        ledger = self.parse(lines, ctx)
-        write_ledger(con, file_id, ledger, self.tables)
-        return ledger.counts(len(lines))

@@ -1,43 +1,47 @@
--- One row per queue id per run: when the MTA received it, who sent it, and how its
--- deliveries ended. Delay figures come from the last delivery line (Postfix `delays=a/b/c/d`:
--- before the queue manager / in the queue manager / connection setup / transmission).
+-- One row per message per run: when the MTA received it, who sent it, and how its deliveries
+-- ended. A message is a queue id and its `message_instance` (Postfix reuses queue ids).
+-- Delay figures come from the last delivery line (Postfix `delays=a/b/c/d`: before the
+-- queue manager / in the queue manager / connection setup / transmission).
 
 with
 
 lines as (
-    select * from {{ ref('int_maillog__lines') }}
-    where queue_id is not null
+    select * from {{ ref('int_maillog__message_lines') }}
 ),
 
 received as (
     select
         run_id,
         queue_id,
+        message_instance,
         min(logged_at) as received_at,
         max(client) as client
     from lines
     where is_received
-    group by run_id, queue_id
+    group by run_id, queue_id, message_instance
 ),
 
 headers as (
     select
         run_id,
         queue_id,
+        message_instance,
         max(message_id) as message_id,
         max(sender) as sender,
         max(size) as size,
         max(nrcpt) as nrcpt
     from lines
     where kind in ('message_id', 'qmgr_from', 'from', 'arrival')
-    group by run_id, queue_id
+    group by run_id, queue_id, message_instance
 ),
 
 deliveries as (
     select
         *,
-        row_number() over (partition by run_id, queue_id order by logged_at desc, file_id, line_no desc)
-            as recency
+        row_number() over (
+            partition by run_id, queue_id, message_instance
+            order by logged_at desc, file_id, line_no desc
+        ) as recency
     from lines
     where kind = 'delivery' or is_expired
 ),
@@ -46,27 +50,29 @@ delivery_span as (
     select
         run_id,
         queue_id,
+        message_instance,
         min(logged_at) as first_delivery_at,
         max(logged_at) as last_delivery_at,
         count(case when is_delivered then 1 end) as delivered_recipients,
         count(case when is_deferral then 1 end) as deferrals,
         count(case when is_bounced then 1 end) as bounced_recipients
     from deliveries
-    group by run_id, queue_id
+    group by run_id, queue_id, message_instance
 ),
 
 keys as (
-    select run_id, queue_id from received
+    select run_id, queue_id, message_instance from received
     union
-    select run_id, queue_id from headers
+    select run_id, queue_id, message_instance from headers
     union
-    select run_id, queue_id from deliveries
+    select run_id, queue_id, message_instance from deliveries
 ),
 
 final as (
     select
         keys.run_id,
         keys.queue_id,
+        keys.message_instance,
         received.received_at,
         received.client,
         headers.message_id,
@@ -89,17 +95,25 @@ final as (
         last_delivery.delay_conn_setup,
         last_delivery.delay_transmission,
         last_delivery.relay,
-        last_delivery.dsn
+        last_delivery.dsn,
+        last_delivery.relay_host
     from keys
     left join received
-        on keys.run_id = received.run_id and keys.queue_id = received.queue_id
+        on keys.run_id = received.run_id
+        and keys.queue_id = received.queue_id
+        and keys.message_instance = received.message_instance
     left join headers
-        on keys.run_id = headers.run_id and keys.queue_id = headers.queue_id
+        on keys.run_id = headers.run_id
+        and keys.queue_id = headers.queue_id
+        and keys.message_instance = headers.message_instance
     left join delivery_span
-        on keys.run_id = delivery_span.run_id and keys.queue_id = delivery_span.queue_id
+        on keys.run_id = delivery_span.run_id
+        and keys.queue_id = delivery_span.queue_id
+        and keys.message_instance = delivery_span.message_instance
     left join deliveries as last_delivery
         on keys.run_id = last_delivery.run_id
         and keys.queue_id = last_delivery.queue_id
+        and keys.message_instance = last_delivery.message_instance
         and last_delivery.recency = 1
 )
 

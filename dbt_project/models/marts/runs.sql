@@ -98,6 +98,44 @@ minute_stats as (
     group by run_id
 ),
 
+-- the load generator's rate cap (postal/rabid/bhm `-r N`, messages per minute; smtp-source
+-- has none) and how many full minutes sat at it (within generator_cap_tolerance)
+caps as (
+    select
+        run_id,
+        case when tool in ('postal', 'rabid', 'bhm') then
+            {{ regex_int('tool_command', '-r[ ]*([0-9]+)') }}
+        end as rate_cap_per_min
+    from all_runs
+),
+
+cap_stats as (
+    select
+        caps.run_id,
+        count(
+            case when not minutes.is_partial
+                and minutes.messages >= (1 - {{ var('generator_cap_tolerance') }}) * caps.rate_cap_per_min then 1 end
+        ) as minutes_at_cap
+    from caps
+    inner join minutes
+        on caps.run_id = minutes.run_id
+    where caps.rate_cap_per_min is not null
+    group by caps.run_id
+),
+
+first_saturation as (
+    select * from {{ ref('int_saturation__events') }}
+    where event_no = 1
+),
+
+saturation_counts as (
+    select
+        run_id,
+        count(*) as saturation_events
+    from {{ ref('int_saturation__events') }}
+    group by run_id
+),
+
 event_stats as (
     select
         run_id,
@@ -149,7 +187,12 @@ joined as (
         mail_stats.delivered_incl_drain,
         mail_stats.last_delivery_at,
         mail_stats.received_during_load,
-        mail_stats.delivered_during_load
+        mail_stats.delivered_during_load,
+        caps.rate_cap_per_min,
+        cap_stats.minutes_at_cap,
+        first_saturation.start_minute_offset as saturation_minute_offset,
+        first_saturation.level_before as rate_before_saturation,
+        coalesce(saturation_counts.saturation_events, 0) as saturation_events
     from all_runs
     left join minute_stats
         on all_runs.run_id = minute_stats.run_id
@@ -161,6 +204,14 @@ joined as (
         on all_runs.run_id = smtp_source.run_id
     left join mail_stats
         on all_runs.run_id = mail_stats.run_id
+    left join caps
+        on all_runs.run_id = caps.run_id
+    left join cap_stats
+        on all_runs.run_id = cap_stats.run_id
+    left join first_saturation
+        on all_runs.run_id = first_saturation.run_id
+    left join saturation_counts
+        on all_runs.run_id = saturation_counts.run_id
 ),
 
 timed as (
@@ -233,6 +284,14 @@ final as (
             when lines_quarantined > 0 then cast(lines_quarantined as {{ dbt.type_string() }}) || ' line(s) quarantined'
             when minutes > 0 and full_minutes = 0 then 'no full minute recorded'
         end as status_reason,
+        rate_cap_per_min,
+        coalesce(minutes_at_cap, 0) as minutes_at_cap,
+        -- at least half the full minutes at the generator's cap: the MTA was not the limit
+        coalesce(rate_cap_per_min is not null and full_minutes > 0 and 2 * minutes_at_cap >= full_minutes, false)
+            as generator_bound,
+        saturation_events,
+        saturation_minute_offset,
+        rate_before_saturation,
         has_manifest,
         inferred,
         load_exit_code,

@@ -1,0 +1,210 @@
+"""Scale benchmark: grow an archive from samples/ and time every pipeline stage.
+
+    uv run python bench/scale_bench.py --copies 32 [--keep DIR] [--skip-add]
+
+Copy k of every sample run lands in `copy-K/<run>/` (its own experiment folder), with the
+files hardlinked and a rewritten `run.toml`: run_id `<run_id>~cK` and hostname `lab-K`, as
+separate labs would record them. Each stage runs as its own `mtabench` process with
+MTABENCH_DATA pointing into the work folder; its wall time and peak RSS (the process and
+everything it waited for: dbt, GX) come from wait4(2). Then it prints the biggest tables and
+files, the cost of adding one new run to the grown archive end to end, and the median time of
+every dashboard dataset query on the serving file.
+
+Figures only; no assertion. The machine is shared and noisy: compare ratios within one run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import duckdb
+import yaml
+
+REPO = Path(__file__).resolve().parents[1]
+SAMPLES = REPO / "samples"
+DATASETS = REPO / "dashboards" / "datasets"
+
+
+@dataclass
+class Stage:
+    name: str
+    wall_s: float
+    peak_rss_mb: float
+    exit_code: int
+
+
+def run_folders(root: Path) -> list[Path]:
+    """Folders that directly hold files: the runs of the sample archive."""
+    return sorted({p.parent for p in root.rglob("*") if p.is_file()})
+
+
+def rewrite_manifest(text: str, run_id: str, hostname: str) -> str:
+    """Top-level run_id/hostname replaced (TOML: top-level keys stand before the first table)."""
+    lines = [ln for ln in text.splitlines() if not re.match(r"\s*(run_id|hostname)\s*=", ln)]
+    first_table = next((i for i, ln in enumerate(lines) if ln.lstrip().startswith("[")), len(lines))
+    head = [f'run_id = "{run_id}"', f'hostname = "{hostname}"']
+    return "\n".join(lines[:first_table] + head + lines[first_table:]) + "\n"
+
+
+def copy_run(src: Path, dst: Path, copy_no: int) -> None:
+    dst.mkdir(parents=True, exist_ok=True)
+    manifest = src / "run.toml"
+    old = manifest.read_text() if manifest.exists() else ""
+    m = re.search(r'^\s*run_id\s*=\s*"([^"]+)"', old, re.M)
+    run_id = f"{m.group(1) if m else src.name}~c{copy_no}"
+    for f in src.iterdir():
+        if f.is_file() and f.name != "run.toml":
+            os.link(f, dst / f.name)
+    (dst / "run.toml").write_text(rewrite_manifest(old, run_id, f"lab-{copy_no}"))
+
+
+def build_archive(archive: Path, copies: int) -> int:
+    runs = run_folders(SAMPLES)
+    for k in range(1, copies + 1):
+        for src in runs:
+            copy_run(src, archive / f"copy-{k}" / src.relative_to(SAMPLES).as_posix().replace("/", "__"), k)
+    return len(runs) * copies
+
+
+def timed(name: str, argv: list[str], env: dict[str, str], log: Path) -> Stage:
+    """Run one stage; wall time and peak RSS of it and its reaped children (wait4)."""
+    t0 = time.perf_counter()
+    with log.open("ab") as out:
+        out.write(f"\n### {name}: {' '.join(argv)}\n".encode())
+        out.flush()
+        proc = subprocess.Popen(argv, env=env, stdout=out, stderr=subprocess.STDOUT, cwd=REPO)
+        _, status, usage = os.wait4(proc.pid, 0)
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    stage = Stage(name, time.perf_counter() - t0, usage.ru_maxrss / 1024, proc.returncode)
+    print(
+        f"  {name:<10} {stage.wall_s:8.1f} s  peak RSS {stage.peak_rss_mb:7.0f} MB  exit {stage.exit_code}",
+        flush=True,
+    )
+    return stage
+
+
+def biggest_tables(db: Path, n: int = 8) -> list[tuple[str, int]]:
+    with duckdb.connect(str(db), read_only=True) as con:
+        return con.execute(
+            "select schema_name || '.' || table_name, estimated_size from duckdb_tables() "
+            "order by estimated_size desc limit ?",
+            [n],
+        ).fetchall()
+
+
+def dataset_queries() -> dict[str, str]:
+    out = {}
+    for f in sorted(DATASETS.rglob("*.yaml")):
+        doc = yaml.safe_load(f.read_text())
+        if doc.get("sql"):
+            out[doc["table_name"]] = doc["sql"]
+    return out
+
+
+def query_medians(serving: Path, repeats: int = 5) -> dict[str, tuple[float, int]]:
+    """Median ms and row count of each dashboard dataset's SQL, read-only as Superset reads."""
+    out = {}
+    with duckdb.connect(str(serving), read_only=True) as con:
+        for name, sql in dataset_queries().items():
+            times, rows = [], 0
+            for _ in range(repeats):
+                t0 = time.perf_counter()
+                rows = len(con.execute(sql).fetchall())
+                times.append((time.perf_counter() - t0) * 1000)
+            out[name] = (statistics.median(times), rows)
+    return out
+
+
+def mb(path: Path) -> float:
+    return path.stat().st_size / 1e6 if path.exists() else 0.0
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--copies", type=int, default=2)
+    ap.add_argument("--keep", type=Path, help="work folder to use and keep (default: a temp folder, removed)")
+    ap.add_argument("--skip-add", action="store_true", help="skip the add-one-run measurement")
+    args = ap.parse_args(argv)
+
+    work = args.keep or Path(tempfile.mkdtemp(prefix="mtabench-scale-"))
+    archive, data, log = work / "archive", work / "data", work / "stages.log"
+    if archive.exists():
+        shutil.rmtree(archive)
+    work.mkdir(parents=True, exist_ok=True)
+    t0 = time.perf_counter()
+    n_runs = build_archive(archive, args.copies)
+    took = time.perf_counter() - t0
+    print(f"archive: {args.copies} copies, {n_runs} run folders (hardlinks) in {took:.1f} s")
+    print(f"work folder: {work}  (stage output in {log})")
+
+    env = {**os.environ, "MTABENCH_DATA": str(data)}
+    env.pop("MTABENCH_DB", None)
+    env.pop("MTABENCH_SERVING_DB", None)
+    cli = [sys.executable, "-m", "mtabench.cli"]
+    stages = [
+        timed("ingest", [*cli, "ingest", str(archive)], env, log),
+        timed("build", [*cli, "build"], env, log),
+        timed("validate", [*cli, "validate"], env, log),
+        timed("publish", [*cli, "publish"], env, log),
+    ]
+    build_db, serving_db = data / "mtabench.duckdb", data / "serving" / "mtabench.duckdb"
+    per_run = stages[0].wall_s / n_runs
+    print(f"ingest per run folder: {per_run * 1000:.0f} ms")
+    after_ingest = sum(s.wall_s for s in stages[1:])
+    peak = max(s.peak_rss_mb for s in stages)
+    print(f"build + validate + publish: {after_ingest:.1f} s; peak RSS of any stage {peak:.0f} MB")
+
+    if build_db.exists():
+        with duckdb.connect(str(build_db), read_only=True) as con:
+            counts = {
+                t: con.execute(f"select count(*) from {t}").fetchone()[0]
+                for t in ("main.runs", "main.messages", "main.comparisons", "raw.maillog")
+                if con.execute(
+                    "select count(*) from information_schema.tables "
+                    "where table_schema || '.' || table_name = ?",
+                    [t],
+                ).fetchone()[0]
+            }
+        print("rows: " + ", ".join(f"{t} {n:,}" for t, n in counts.items()))
+        runs = counts.get("main.runs")
+        if runs and "main.comparisons" in counts:
+            print(f"comparisons rows per run: {counts['main.comparisons'] / runs:.1f}")
+        print("biggest tables (estimated rows):")
+        for name, size in biggest_tables(build_db):
+            print(f"  {name:<40} {size:>14,}")
+    print(f"files: build DB {mb(build_db):.1f} MB, serving DB {mb(serving_db):.1f} MB", end="")
+    if mb(build_db):
+        print(f" (serving / build = {mb(serving_db) / mb(build_db):.2f})")
+    else:
+        print()
+
+    if not args.skip_add:
+        src = run_folders(SAMPLES)[0]
+        copy_run(src, archive / "added" / src.name, args.copies + 1)
+        add = timed("add-1-run", [*cli, "run", str(archive)], env, log)
+        print(f"adding one run end to end (mtabench run): {add.wall_s:.1f} s")
+
+    if serving_db.exists():
+        print("dashboard dataset queries on the serving file (median of 5):")
+        for name, (ms, rows) in query_medians(serving_db).items():
+            print(f"  {name:<28} {ms:8.1f} ms  {rows:>9,} rows")
+    failed = [s.name for s in stages if s.exit_code]
+    if failed:
+        print(f"stages that failed: {', '.join(failed)} (see {log})")
+    if not args.keep:
+        shutil.rmtree(work, ignore_errors=True)
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

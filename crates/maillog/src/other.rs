@@ -1,0 +1,627 @@
+//! Sendmail, Exim, qmail (multilog) and Dovecot lines.
+
+use crate::cols::{Row, C};
+use crate::postfix::split_host;
+use crate::scan::*;
+
+/// `, relay=(.*?)(?:, [a-z]+=|$)`
+fn sm_relay(b: &[u8]) -> Option<&[u8]> {
+    each_after(b, b", relay=", |r| {
+        let mut s = 0;
+        while let Some(i) = find(&r[s..], b", ") {
+            let p = s + i;
+            let n = run(&r[p + 2..], |c| c.is_ascii_lowercase());
+            if n > 0 && r.get(p + 2 + n) == Some(&b'=') {
+                return Some(&r[..p]);
+            }
+            s = p + 1;
+        }
+        Some(r)
+    })
+    .and_then(nonempty)
+}
+
+/// Sendmail `[d+]hh:mm:ss` in seconds (`^(?:(\d+)\+)?(\d+):(\d\d):(\d\d)$`).
+fn sm_secs(x: Option<&[u8]>) -> Option<f64> {
+    let x = x?;
+    let (days, r) = match find_byte(x, b'+') {
+        Some(p) => {
+            let d = &x[..p];
+            if d.is_empty() || !d.iter().all(|&c| is_digit(c)) {
+                return None;
+            }
+            (to_f64(d)?, &x[p + 1..])
+        }
+        None => (0.0, x),
+    };
+    let h = run(r, is_digit);
+    if h == 0 || r.len() != h + 6 || r[h] != b':' || r[h + 3] != b':' {
+        return None;
+    }
+    let mm = &r[h + 1..h + 3];
+    let ss = &r[h + 4..h + 6];
+    if !mm.iter().chain(ss).all(|&c| is_digit(c)) {
+        return None;
+    }
+    Some(days * 86400.0 + to_f64(&r[..h])? * 3600.0 + to_f64(mm)? * 60.0 + to_f64(ss)?)
+}
+
+/// `lit([\d:+]+)`
+fn dur_after<'a>(b: &'a [u8], lit: &[u8]) -> Option<&'a [u8]> {
+    each_after(b, lit, |r| {
+        let n = run(r, |c| is_digit(c) || c == b':' || c == b'+');
+        if n > 0 {
+            Some(&r[..n])
+        } else {
+            None
+        }
+    })
+}
+
+/// `, stat=WORD\b`
+fn stat_is(b: &[u8], w: &[u8]) -> bool {
+    memchr::memmem::find_iter(b, b", stat=").any(|i| {
+        let r = &b[i + 7..];
+        r.starts_with(w) && r.get(w.len()).is_none_or(|&c| !is_word(c))
+    })
+}
+
+pub fn sendmail<'a>(row: &mut Row<'a>, b: &'a [u8]) {
+    if b.starts_with(b"from=") {
+        row.s(C::kind, b"from");
+        let r = &b[5..];
+        let r = r.strip_prefix(b"<").unwrap_or(r);
+        row.s(C::sender, &r[..run(r, |c| c != b'>' && c != b',')]);
+        row.i(C::size, digits_after(b, b", size=").and_then(to_i64));
+        row.i(C::nrcpt, digits_after(b, b", nrcpts=").and_then(to_i32));
+        row.so(C::message_id, angle_opt_after(b, b", msgid=").and_then(nonempty));
+        row.so(C::proto, until_after(b, b", proto=", b',').and_then(nonempty));
+        let c = sm_relay(b);
+        row.so(C::client, c);
+        if let Some(c) = c {
+            split_host(row, c, C::client_host, C::client_ip, C::client_port);
+        }
+    } else if b.starts_with(b"to=") && find(b, b", stat=").is_some() {
+        row.s(C::kind, b"delivery");
+        // ^to=(.*?), [a-z_]+=
+        let r = &b[3..];
+        let mut s = 0;
+        let mut to = None;
+        while let Some(i) = find(&r[s..], b", ") {
+            let p = s + i;
+            let n = run(&r[p + 2..], |c| c.is_ascii_lowercase() || c == b'_');
+            if n > 0 && r.get(p + 2 + n) == Some(&b'=') {
+                to = Some(&r[..p]);
+                break;
+            }
+            s = p + 1;
+        }
+        row.so(C::recipient, to.and_then(nonempty).map(trim_angles));
+        let relay = until_after(b, b", relay=", b',').and_then(nonempty);
+        row.so(C::relay, relay);
+        if let Some(r) = relay {
+            split_host(row, r, C::relay_host, C::relay_ip, C::relay_port);
+        }
+        row.so(C::mailer, until_after(b, b", mailer=", b',').and_then(nonempty));
+        row.f(C::delay, sm_secs(dur_after(b, b", delay=")));
+        row.f(C::delay_transmission, sm_secs(dur_after(b, b", xdelay=")));
+        row.so(
+            C::dsn,
+            each_after(b, b", dsn=", |r| {
+                let n = run(r, |c| is_digit(c) || c == b'.');
+                if n > 0 {
+                    Some(&r[..n])
+                } else {
+                    None
+                }
+            }),
+        );
+        let st: &[u8] = if stat_is(b, b"Sent") {
+            b"sent"
+        } else if stat_is(b, b"Deferred") {
+            b"deferred"
+        } else if stat_is(b, b"queued") {
+            b"queued"
+        } else {
+            b"bounced"
+        };
+        row.s(C::status, st);
+        row.so(C::status_text, each_after(b, b", stat=", Some).and_then(nonempty));
+    } else if b.starts_with(b"ruleset=") && find(b, b", reject=").is_some() {
+        row.s(C::kind, b"reject");
+        row.s(C::reject_action, b"reject");
+        let ruleset = each_after(b, b"ruleset=", |r| {
+            let n = run(r, |c| c != b',');
+            if n > 0 {
+                Some(&r[..n])
+            } else {
+                None
+            }
+        });
+        row.so(
+            C::reject_stage,
+            ruleset.map(|r| match r {
+                b"check_rcpt" => b"RCPT".as_slice(),
+                b"check_mail" => b"MAIL",
+                b"check_relay" => b"CONNECT",
+                x => x,
+            }),
+        );
+        let c = sm_relay(b);
+        row.so(C::client, c);
+        if let Some(c) = c {
+            split_host(row, c, C::client_host, C::client_ip, C::client_port);
+        }
+        let arg1 = angle_opt_after(b, b", arg1=").and_then(nonempty);
+        if find(b, b"ruleset=check_mail").is_some() {
+            row.so(C::sender, arg1);
+        }
+        if find(b, b"ruleset=check_rcpt").is_some() {
+            row.so(C::recipient, arg1);
+        }
+        // `, reject=(\d{3})(?: (\d\.\d{1,3}\.\d{1,3}))? ?(.*)$`
+        let mut s = 0;
+        while let Some(i) = find(&b[s..], b", reject=") {
+            let r = &b[s + i + 9..];
+            if r.len() >= 3 && r[..3].iter().all(|&c| is_digit(c)) {
+                row.i(C::smtp_code, to_i32(&r[..3]));
+                let mut t = &r[3..];
+                if t.first() == Some(&b' ') {
+                    if let Some(n) = enh_greedy(&t[1..]) {
+                        row.s(C::enhanced_code, &t[1..1 + n]);
+                        t = &t[1 + n..];
+                    }
+                }
+                let t = t.strip_prefix(b" ").unwrap_or(t);
+                row.so(C::reason, nonempty(t));
+                row.so(C::reply_text, nonempty(t));
+                break;
+            }
+            s += i + 1;
+        }
+    } else if b.starts_with(b"SYSERR") {
+        row.s(C::kind, b"error");
+        row.s(C::severity, b"error");
+        row.s(C::detail, b);
+    } else {
+        row.s(C::kind, b"other");
+    }
+}
+
+/// `\d\.\d{1,3}\.\d{1,3}` greedy (no lookahead), its length.
+fn enh_greedy(r: &[u8]) -> Option<usize> {
+    if r.len() < 5 || !is_digit(r[0]) || r[1] != b'.' {
+        return None;
+    }
+    let a = run(&r[2..], is_digit).min(3);
+    if a == 0 || r.get(2 + a) != Some(&b'.') {
+        return None;
+    }
+    let b = run(&r[3 + a..], is_digit).min(3);
+    if b == 0 {
+        return None;
+    }
+    Some(3 + a + b)
+}
+
+/// ` H=(\S+(?: \([^)]*\))?(?: \[[^\]]*\](?::\d+)?)?)` (with_paren) or without the `(...)` part
+fn exim_host(m: &[u8], with_paren: bool) -> Option<&[u8]> {
+    each_after(m, b" H=", |r| {
+        let mut n = run(r, |c| !is_space(c));
+        if n == 0 {
+            return None;
+        }
+        if with_paren && r[n..].starts_with(b" (") {
+            if let Some(e) = find_byte(&r[n + 2..], b')') {
+                n += 2 + e + 1;
+            }
+        }
+        if r[n..].starts_with(b" [") {
+            if let Some(e) = find_byte(&r[n + 2..], b']') {
+                n += 2 + e + 1;
+                if r.get(n) == Some(&b':') {
+                    let d = run(&r[n + 1..], is_digit);
+                    if d > 0 {
+                        n += 1 + d;
+                    }
+                }
+            }
+        }
+        Some(&r[..n])
+    })
+}
+
+/// Exim durations `^(?:(\d+)d)?(?:(\d+)h)?(?:(\d+)m)?(?:([\d.]+)s)?$` in seconds.
+fn exim_secs(x: Option<&[u8]>) -> Option<f64> {
+    let mut r = x?;
+    let mut total = 0.0;
+    for (unit, w) in [(b'd', 86400.0), (b'h', 3600.0), (b'm', 60.0)] {
+        let n = run(r, is_digit);
+        if n > 0 && r.get(n) == Some(&unit) {
+            total += to_f64(&r[..n]).unwrap_or(0.0) * w;
+            r = &r[n + 1..];
+        }
+    }
+    let n = run(r, |c| is_digit(c) || c == b'.');
+    if n > 0 && r.get(n) == Some(&b's') {
+        total += to_f64(&r[..n]).unwrap_or(0.0);
+        r = &r[n + 1..];
+    }
+    if r.is_empty() {
+        Some(total)
+    } else {
+        None
+    }
+}
+
+/// `^(ID) (<=|=>|...|\S+)(?: (.*))?$`: (id, flag, rest), all '' when no match.
+fn exim_id(m: &[u8]) -> (&[u8], &[u8], &[u8]) {
+    let none = (&b""[..], &b""[..], &b""[..]);
+    let seg = |x: &[u8], lo: usize, hi: usize| {
+        let n = run(x, |c| c.is_ascii_alphanumeric());
+        if (lo..=hi).contains(&n) {
+            Some(n)
+        } else {
+            None
+        }
+    };
+    let Some(a) = seg(m, 6, 6) else { return none };
+    if m.get(a) != Some(&b'-') {
+        return none;
+    }
+    let Some(b) = seg(&m[a + 1..], 6, 11) else { return none };
+    let p = a + 1 + b;
+    if m.get(p) != Some(&b'-') {
+        return none;
+    }
+    let Some(c) = seg(&m[p + 1..], 2, 4) else { return none };
+    let e = p + 1 + c;
+    if m.get(e) != Some(&b' ') {
+        return none;
+    }
+    let r = &m[e + 1..];
+    let f = run(r, |c| !is_space(c));
+    if f == 0 {
+        return none;
+    }
+    let flag = &r[..f];
+    let rest = if r.get(f) == Some(&b' ') { &r[f + 1..] } else { &b""[..] };
+    if r.len() > f && r[f] != b' ' {
+        // a whitespace other than space after the flag: `(?: (.*))?$` cannot end there
+        return none;
+    }
+    (&m[..e], flag, rest)
+}
+
+pub fn exim<'a>(row: &mut Row<'a>, m: &'a [u8]) {
+    let (id, flag, rest) = exim_id(m);
+    row.s(C::queue_id, id);
+    match flag {
+        b"<=" => {
+            row.s(C::kind, b"arrival");
+            row.s(C::sender, trim_angles(upto(rest, b' ')));
+            let c = exim_host(rest, true);
+            row.so(C::client, c);
+            if let Some(c) = c {
+                split_host(row, c, C::client_host, C::client_ip, C::client_port);
+            }
+            row.i(C::size, digits_after(rest, b" S=").and_then(to_i64));
+            row.so(C::message_id, token_after(rest, b" id="));
+            row.so(C::proto, token_after(rest, b" P="));
+            row.so(C::related_queue_id, token_after(rest, b" R="));
+        }
+        b"=>" | b"->" | b"*>" | b"**" | b"==" => {
+            row.s(C::kind, b"delivery");
+            row.s(C::recipient, upto(rest, b' '));
+            // ^\S+ (?:\([^)]*\) )?<([^>]+)>
+            let t = run(rest, |c| !is_space(c));
+            if t > 0 && rest.get(t) == Some(&b' ') {
+                let mut r = &rest[t + 1..];
+                if r.first() == Some(&b'(') {
+                    if let Some(e) = find_byte(r, b')') {
+                        if r.get(e + 1) == Some(&b' ') {
+                            r = &r[e + 2..];
+                        }
+                    }
+                }
+                if let Some(x) = r.strip_prefix(b"<") {
+                    let n = run(x, |c| c != b'>');
+                    if n > 0 && x.get(n) == Some(&b'>') {
+                        row.s(C::orig_to, &x[..n]);
+                    }
+                }
+            }
+            let relay = exim_host(rest, false);
+            row.so(C::relay, relay);
+            if let Some(r) = relay {
+                split_host(row, r, C::relay_host, C::relay_ip, C::relay_port);
+            }
+            row.so(C::mailer, token_after(rest, b" T="));
+            row.f(C::delay, exim_secs(token_after(rest, b" QT=")));
+            row.f(C::delay_transmission, exim_secs(token_after(rest, b" DT=")));
+            let failed = flag == b"**" || flag == b"==";
+            row.s(C::status, if flag == b"**" { b"bounced" } else if flag == b"==" { b"deferred" } else { b"sent" });
+            if failed {
+                row.so(C::status_text, each_after(rest, b": ", Some).and_then(nonempty));
+                let code = leftmost_code(rest);
+                row.i(C::smtp_code, code.and_then(to_i32));
+            } else {
+                // ` C="(.*)"`
+                let t = each_after(rest, b" C=\"", |r| rfind_byte(r, b'"').map(|e| &r[..e]));
+                row.so(C::status_text, t.and_then(nonempty));
+            }
+        }
+        b"Completed" => row.s(C::kind, b"removed"),
+        _ => {
+            if exim_rejected(m) {
+                row.s(C::kind, b"reject");
+                row.s(C::reject_action, b"reject");
+                row.so(
+                    C::reject_stage,
+                    each_after(m, b" rejected ", |r| {
+                        if r.starts_with(b"after DATA") {
+                            Some(&r[..10])
+                        } else {
+                            let n = run(r, |c| !is_space(c));
+                            if n > 0 {
+                                Some(&r[..n])
+                            } else {
+                                None
+                            }
+                        }
+                    }),
+                );
+                let c = exim_host(m, true);
+                row.so(C::client, c);
+                if let Some(c) = c {
+                    split_host(row, c, C::client_host, C::client_ip, C::client_port);
+                }
+                row.so(C::sender, angle_after(m, b" F=<").and_then(nonempty));
+                row.so(
+                    C::recipient,
+                    each_after(m, b" rejected RCPT ", |r| {
+                        let r = r.strip_prefix(b"<").unwrap_or(r);
+                        Some(&r[..run(r, |c| c != b'>' && c != b':' && !is_space(c))])
+                    })
+                    .and_then(nonempty),
+                );
+                let reason = exim_reason(m);
+                row.so(C::reason, reason.and_then(nonempty));
+                let code = each_after(m, b": ", |r| {
+                    if r.len() >= 4 && r[..3].iter().all(|&c| is_digit(c)) && r[3] == b' ' {
+                        Some(&r[..3])
+                    } else {
+                        None
+                    }
+                });
+                row.i(C::smtp_code, code.and_then(to_i32));
+            } else if m.starts_with(b"Start queue run") || m.starts_with(b"End queue run") {
+                row.s(C::kind, b"queue_run");
+            } else if m.starts_with(b"exim ") && {
+                let r = &m[5..];
+                let n = run(r, |c| !is_space(c));
+                n > 0 && r[n..].starts_with(b" daemon started")
+            } {
+                row.s(C::kind, b"master");
+            } else {
+                row.s(C::kind, b"other");
+            }
+        }
+    }
+}
+
+fn code3(r: &[u8]) -> bool {
+    r.len() >= 4 && r[..3].iter().all(|&c| is_digit(c)) && (r[3] == b' ' || r[3] == b'-')
+}
+
+/// `: (?:SMTP error from remote mail server after [^:]*: )?(\d{3})[ -]`, leftmost
+fn leftmost_code(rest: &[u8]) -> Option<&[u8]> {
+    each_after(rest, b": ", |r| {
+        if let Some(x) = r.strip_prefix(b"SMTP error from remote mail server after ".as_slice()) {
+            let n = run(x, |c| c != b':');
+            if let Some(y) = x[n..].strip_prefix(b": ".as_slice()) {
+                if code3(y) {
+                    return Some(&y[..3]);
+                }
+            }
+        }
+        if code3(r) {
+            Some(&r[..3])
+        } else {
+            None
+        }
+    })
+}
+
+/// ` rejected (?:RCPT|MAIL|EHLO|HELO|VRFY|after DATA|connection)`
+fn exim_rejected(m: &[u8]) -> bool {
+    memchr::memmem::find_iter(m, b" rejected ").any(|i| {
+        let r = &m[i + 10..];
+        [b"RCPT".as_slice(), b"MAIL", b"EHLO", b"HELO", b"VRFY", b"after DATA", b"connection"]
+            .iter()
+            .any(|w| r.starts_with(w))
+    })
+}
+
+/// ` rejected (?:after DATA|\S+)[^:]*: (.*)$`
+fn exim_reason(m: &[u8]) -> Option<&[u8]> {
+    each_after(m, b" rejected ", |r| {
+        let mut ends: Vec<usize> = Vec::new();
+        if r.starts_with(b"after DATA") {
+            ends.push(10);
+        }
+        let n = run(r, |c| !is_space(c));
+        for l in (1..=n).rev() {
+            ends.push(l);
+        }
+        for e in ends {
+            let Some(q) = find_byte(&r[e..], b':').map(|q| q + e) else { continue };
+            if r.get(q + 1) == Some(&b' ') {
+                return Some(&r[q + 2..]);
+            }
+        }
+        None
+    })
+}
+
+pub fn qmail<'a>(row: &mut Row<'a>, m: &'a [u8]) {
+    row.so(C::queue_id, digits_after(m, b"msg "));
+    let kind: &[u8] = if m.starts_with(b"new msg ") {
+        b"new_msg"
+    } else if m.starts_with(b"info msg ") {
+        b"from"
+    } else if m.starts_with(b"starting delivery ") {
+        b"delivery_start"
+    } else if m.starts_with(b"delivery ") && {
+        let n = run(&m[9..], is_digit);
+        n > 0 && m[9 + n..].starts_with(b": ")
+    } {
+        b"delivery"
+    } else if m.starts_with(b"end msg ") {
+        b"removed"
+    } else if m.starts_with(b"bounce msg ") {
+        b"bounce_notice"
+    } else if m.starts_with(b"status: ") {
+        b"status"
+    } else {
+        b"other"
+    };
+    row.s(C::kind, kind);
+    match kind {
+        b"from" => {
+            row.so(C::sender, angle_after(m, b" from <").and_then(nonempty));
+            row.i(C::size, digits_after(m, b": bytes ").and_then(to_i64));
+        }
+        b"delivery_start" => {
+            let to = each_after(m, b" to ", |r| {
+                let r = r.strip_prefix(b"local ").or_else(|| r.strip_prefix(b"remote "))?;
+                let n = run(r, |c| !is_space(c));
+                if n > 0 {
+                    Some(&r[..n])
+                } else {
+                    None
+                }
+            });
+            row.so(C::recipient, to);
+            let mailer = each_after(m, b" to ", |r| {
+                if r.starts_with(b"local ") {
+                    Some(&r[..5])
+                } else if r.starts_with(b"remote ") {
+                    Some(&r[..6])
+                } else {
+                    None
+                }
+            });
+            row.so(C::mailer, mailer);
+            row.so(C::related_queue_id, digits_after(m, b"delivery "));
+        }
+        b"delivery" => {
+            row.so(C::related_queue_id, digits_after(m, b"delivery "));
+            // split_part(split_part(message, ': ', 2), ':', 1)
+            let second = find(m, b": ").map(|p| {
+                let r = &m[p + 2..];
+                match find(r, b": ") {
+                    Some(q) => &r[..q],
+                    None => r,
+                }
+            });
+            let word = second.map(|s| upto(s, b':'));
+            row.so(
+                C::status,
+                match word {
+                    Some(b"success") => Some(b"sent".as_slice()),
+                    Some(b"deferral") => Some(b"deferred".as_slice()),
+                    Some(b"failure") => Some(b"bounced".as_slice()),
+                    _ => None,
+                },
+            );
+            // ^delivery \d+: \w+: (.*)$
+            let r = &m[9..];
+            let n = run(r, is_digit);
+            let r = &r[n + 2..];
+            let w = run(r, is_word);
+            if w > 0 && r[w..].starts_with(b": ") {
+                row.so(C::status_text, nonempty(&r[w + 2..]));
+            }
+        }
+        _ => {}
+    }
+}
+
+/// Dovecot POP3/IMAP: logins, logouts with their counters, auth failures, disconnects.
+pub fn dovecot<'a>(row: &mut Row<'a>, m: &'a [u8]) {
+    row.s(C::kind, b"other");
+    // `pop3-login: Login: user=<u>, method=PLAIN, rip=1.2.3.4, lip=..., mpid=1, secured, session=<id>`
+    // `pop3(u)<pid><session>: Disconnected: Logged out top=0/0, retr=5/16511, del=5/44, size=133287`
+    // `imap(u)<pid><session>: Logged out in=123 out=456 ...`
+    let svc_end = run(m, |c| c.is_ascii_lowercase() || c.is_ascii_digit());
+    let svc = &m[..svc_end];
+    if svc != b"pop3" && svc != b"imap" {
+        return;
+    }
+    let r = &m[svc_end..];
+    if let Some(r) = r.strip_prefix(b"-login: ") {
+        row.s(C::service, svc);
+        let body;
+        if let Some(x) = r.strip_prefix(b"Login: ") {
+            row.s(C::kind, b"mailbox_login");
+            body = x;
+        } else if let Some(x) = r.strip_prefix(b"Aborted login") {
+            row.s(C::kind, b"mailbox_auth_failed");
+            body = x;
+        } else if let Some(x) = r.strip_prefix(b"Disconnected") {
+            row.s(C::kind, if find(x, b"auth failed").is_some() { b"mailbox_auth_failed" } else { b"mailbox_disconnect" });
+            body = x;
+        } else {
+            body = r;
+        }
+        row.so(C::mailbox_user, angle_after(body, b"user=<").and_then(nonempty));
+        row.so(C::client_ip, until_after(body, b"rip=", b',').and_then(nonempty));
+        row.so(C::session_id, angle_after(body, b"session=<").and_then(nonempty));
+        return;
+    }
+    // svc(user)<pid><session>: ...
+    let Some(r) = r.strip_prefix(b"(") else { return };
+    let Some(e) = find(r, b")") else { return };
+    row.s(C::service, svc);
+    row.so(C::mailbox_user, nonempty(&r[..e]));
+    let mut t = &r[e + 1..];
+    let mut angles = Vec::new();
+    while let Some(x) = t.strip_prefix(b"<") {
+        let Some(c) = find_byte(x, b'>') else { break };
+        angles.push(&x[..c]);
+        t = &x[c + 1..];
+    }
+    if let Some(s) = angles.get(1) {
+        row.s(C::session_id, s);
+    }
+    let Some(t) = t.strip_prefix(b": ") else { return };
+    let pair = |lit: &[u8]| -> (Option<i64>, Option<i64>) {
+        match until_after(t, lit, b',') {
+            Some(v) => {
+                let v = upto(v, b' ');
+                match find_byte(v, b'/') {
+                    Some(s) => (to_i64(&v[..s]), to_i64(&v[s + 1..])),
+                    None => (to_i64(v), None),
+                }
+            }
+            None => (None, None),
+        }
+    };
+    if find(t, b"Logged out").is_some() || t.starts_with(b"Disconnected") {
+        let logout = find(t, b"Logged out").is_some();
+        row.s(C::kind, if logout { b"mailbox_logout" } else { b"mailbox_disconnect" });
+        let (a, b) = pair(b"top=");
+        row.i(C::top_msgs, a);
+        row.i(C::top_bytes, b);
+        let (a, b) = pair(b"retr=");
+        row.i(C::retr_msgs, a);
+        row.i(C::retr_bytes, b);
+        let (a, b) = pair(b"del=");
+        row.i(C::del_msgs, a);
+        row.i(C::mbox_msgs, b);
+        row.i(C::mbox_size, pair(b"size=").0);
+        row.i(C::bytes_in, pair(b" in=").0);
+        row.i(C::bytes_out, pair(b" out=").0);
+    }
+}

@@ -1,0 +1,364 @@
+//! One maillog line -> one row. Header (stamp, host, tag), family (Postfix, Sendmail,
+//! Exim, qmail), kind, then the kind's fields. Noise and quarantine lines come out with
+//! kind `__noise` / `__quarantine` (detail = noise kind or reason, message = the line).
+
+use crate::cols::{Row, C};
+use crate::scan::*;
+use crate::time::*;
+
+pub struct Ctx {
+    /// epoch microseconds of the 1st of each month of the base year of year-less stamps
+    pub month_us: [i64; 12],
+    /// minutes, local = UTC + offset
+    pub offset_min: i64,
+}
+
+impl Ctx {
+    pub fn new(year: i64, offset_min: i64) -> Self {
+        let mut month_us = [0; 12];
+        for (i, m) in month_us.iter_mut().enumerate() {
+            *m = days_from_civil(year, i as i64 + 1, 1) * DAY_US;
+        }
+        Ctx { month_us, offset_min }
+    }
+}
+
+const MONTHS: &[u8; 36] = b"JanFebMarAprMayJunJulAugSepOctNovDec";
+const TAI64_UNIX: i64 = 4611686018427387914;
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Fmt {
+    Syslog,
+    Rfc3339,
+    Exim,
+    Tai64n,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Fam {
+    Postfix,
+    Sendmail,
+    Exim,
+    Qmail,
+    Dovecot,
+    None,
+}
+
+/// `^(Jan|...|Dec) [ 0-9]?\d \d\d:\d\d:\d\d \S` ; the 0-based index of the space after the clock.
+fn syslog_head(l: &[u8]) -> Option<(usize, usize)> {
+    if l.len() < 16 || l[3] != b' ' {
+        return None;
+    }
+    let m = MONTHS.chunks(3).position(|c| c == &l[0..3])?;
+    // day: `[ 0-9]?\d` then space
+    let slen = if is_digit(l[4]) && l[5] == b' ' {
+        14
+    } else if (l[4] == b' ' || is_digit(l[4])) && is_digit(l[5]) && l[6] == b' ' {
+        15
+    } else {
+        return None;
+    };
+    let c = &l[slen - 8..slen];
+    if !(is_digit(c[0]) && is_digit(c[1]) && c[2] == b':' && is_digit(c[3]) && is_digit(c[4]) && c[5] == b':')
+        || !(is_digit(c[6]) && is_digit(c[7]))
+    {
+        return None;
+    }
+    if l.len() < slen + 2 || l[slen] != b' ' || is_space(l[slen + 1]) {
+        return None;
+    }
+    Some((m, slen))
+}
+
+/// `^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?(?:Z|[+-]\d\d:?\d\d) \S`: stamp length and zone start.
+fn rfc3339_head(l: &[u8]) -> Option<(usize, usize)> {
+    if !iso_shape(l, b'T') {
+        return None;
+    }
+    let mut i = 19;
+    if l.get(i) == Some(&b'.') {
+        let n = run(&l[i + 1..], is_digit);
+        if n == 0 {
+            return None;
+        }
+        i += 1 + n;
+    }
+    let z = i;
+    match l.get(i) {
+        Some(b'Z') => i += 1,
+        Some(b'+') | Some(b'-') => {
+            let d2 = |j: usize| l.len() > j + 1 && is_digit(l[j]) && is_digit(l[j + 1]);
+            if !d2(i + 1) {
+                return None;
+            }
+            i += 3;
+            if l.get(i) == Some(&b':') {
+                i += 1;
+            }
+            if !d2(i) {
+                return None;
+            }
+            i += 2;
+        }
+        _ => return None,
+    }
+    if l.len() < i + 2 || l[i] != b' ' || is_space(l[i + 1]) {
+        return None;
+    }
+    Some((i, z))
+}
+
+fn iso_shape(l: &[u8], sep: u8) -> bool {
+    l.len() >= 19
+        && l[0..4].iter().all(|&b| is_digit(b))
+        && l[4] == b'-'
+        && is_digit(l[5])
+        && is_digit(l[6])
+        && l[7] == b'-'
+        && is_digit(l[8])
+        && is_digit(l[9])
+        && l[10] == sep
+        && is_digit(l[11])
+        && is_digit(l[12])
+        && l[13] == b':'
+        && is_digit(l[14])
+        && is_digit(l[15])
+        && l[16] == b':'
+        && is_digit(l[17])
+        && is_digit(l[18])
+}
+
+fn is_tai64(l: &[u8]) -> bool {
+    l.len() >= 25
+        && l.starts_with(b"@4000")
+        && l[5..25].iter().all(|&b| is_digit(b) || (b'a'..=b'f').contains(&b))
+        && (l.len() == 25 || l[25] == b' ')
+}
+
+fn hex(x: &[u8]) -> i64 {
+    x.iter().fold(0i64, |a, &b| {
+        let d = if b.is_ascii_digit() { b - b'0' } else { b - b'a' + 10 };
+        a.wrapping_mul(16).wrapping_add(d as i64)
+    })
+}
+
+/// `[0-9A-F]{6,}|[0-9B-DF-HJ-NP-TV-Zb-df-hj-np-tv-z]{8,}` as a whole string.
+fn is_postfix_qid(x: &[u8]) -> bool {
+    (x.len() >= 6 && x.iter().all(|&b| is_digit(b) || (b'A'..=b'F').contains(&b)))
+        || (x.len() >= 8
+            && x.iter().all(|&b| {
+                b.is_ascii_alphanumeric() && !matches!(b, b'A' | b'E' | b'I' | b'O' | b'U' | b'a' | b'e' | b'i' | b'o' | b'u')
+            }))
+}
+
+fn is_sendmail_qid(x: &[u8]) -> bool {
+    (8..=20).contains(&x.len()) && x.iter().all(|b| b.is_ascii_alphanumeric())
+}
+
+/// Output of one line: the row and, for syslog stamps, the local month (for year roll-over).
+pub fn parse_line<'a>(line: &'a [u8], bad: bool, ctx: &Ctx, row: &mut Row<'a>) -> u8 {
+    let mut month_out = 0u8;
+    if bad {
+        row.s(C::kind, b"__quarantine");
+        row.s(C::detail, b"invalid UTF-8 (shown with U+FFFD replacements)");
+        row.s(C::message, line);
+        return 0;
+    }
+    // --- stamp
+    let mut fmt = None;
+    let mut slen = 0usize;
+    if let Some((m, sl)) = syslog_head(line) {
+        fmt = Some(Fmt::Syslog);
+        slen = sl;
+        let day = to_int(trim_zs(&line[4..slen - 9]), i64::MIN, i64::MAX).unwrap_or(0);
+        let c = &line[slen - 8..slen];
+        let clock = ((c[0] - b'0') as i64 * 10 + (c[1] - b'0') as i64) * 3600
+            + ((c[3] - b'0') as i64 * 10 + (c[4] - b'0') as i64) * 60
+            + (c[6] - b'0') as i64 * 10
+            + (c[7] - b'0') as i64;
+        let local = ctx.month_us[m] + ((day - 1) * 86400 + clock) * US;
+        row.i(C::ts, Some(local - ctx.offset_min * 60 * US));
+        month_out = month_of(local);
+    } else if let Some((sl, z)) = rfc3339_head(line) {
+        fmt = Some(Fmt::Rfc3339);
+        slen = sl;
+        let zone = &line[z..sl];
+        let off = if zone == b"Z" {
+            0
+        } else {
+            let sign = if zone[0] == b'-' { -1 } else { 1 };
+            let d: Vec<u8> = zone[1..].iter().copied().filter(|b| b.is_ascii_digit()).collect();
+            sign * (((d[0] - b'0') as i64 * 10 + (d[1] - b'0') as i64) * 60 + (d[2] - b'0') as i64 * 10 + (d[3] - b'0') as i64)
+        };
+        row.i(C::ts, iso_to_us(&line[..z]).map(|t| t - off * 60 * US));
+    } else if iso_shape(line, b' ') {
+        fmt = Some(Fmt::Exim);
+    } else if is_tai64(line) {
+        fmt = Some(Fmt::Tai64n);
+    }
+    let fmt = match fmt {
+        Some(f) => f,
+        None => {
+            row.s(C::message, line);
+            if trim_zs(line).is_empty() {
+                row.s(C::kind, b"__noise");
+                row.s(C::detail, b"blank");
+            } else {
+                row.s(C::kind, b"__quarantine");
+                row.s(C::detail, b"not a mail log line (no syslog, Exim or TAI64N stamp)");
+            }
+            return 0;
+        }
+    };
+    // --- host, tag, program, pid, message
+    let mut program: Option<&[u8]> = None;
+    let mut message: Option<&[u8]> = None;
+    match fmt {
+        Fmt::Syslog | Fmt::Rfc3339 => {
+            row.s(C::ts_format, if fmt == Fmt::Syslog { b"syslog" } else { b"rfc3339" });
+            let rest = &line[slen + 1..];
+            match find_byte(rest, b' ') {
+                Some(sp) => {
+                    row.s(C::host, &rest[..sp]);
+                    let body = &rest[sp + 1..];
+                    message = Some(body);
+                    if let Some(colon) = find(body, b": ") {
+                        let tag = &body[..colon];
+                        if colon > 0 && find_byte(tag, b' ').is_none() {
+                            program = Some(upto(tag, b'['));
+                            if tag.ends_with(b"]") {
+                                if let Some(lb) = find_byte(tag, b'[') {
+                                    row.i(C::pid, to_i32(&tag[lb + 1..tag.len() - 1]));
+                                }
+                            }
+                            message = Some(&body[colon + 2..]);
+                        }
+                    }
+                }
+                None => row.s(C::host, rest),
+            }
+        }
+        Fmt::Exim => {
+            row.s(C::ts_format, b"exim");
+            program = Some(b"exim");
+            // `stamp(.f)?( [+-]hhmm)?( \[pid\])? ?(.*)$`
+            let mut i = 19;
+            if line.get(i) == Some(&b'.') {
+                let n = run(&line[i + 1..], is_digit);
+                if n > 0 {
+                    i += 1 + n;
+                }
+            }
+            let st = &line[..i];
+            let mut off = ctx.offset_min;
+            let l = line;
+            if l.len() >= i + 6
+                && l[i] == b' '
+                && (l[i + 1] == b'+' || l[i + 1] == b'-')
+                && l[i + 2..i + 6].iter().all(|&b| is_digit(b))
+            {
+                let z = &l[i + 2..i + 6];
+                let v = ((z[0] - b'0') as i64 * 10 + (z[1] - b'0') as i64) * 60 + (z[2] - b'0') as i64 * 10 + (z[3] - b'0') as i64;
+                off = if l[i + 1] == b'-' { -v } else { v };
+                i += 6;
+            }
+            if l.len() >= i + 4 && l[i] == b' ' && l[i + 1] == b'[' {
+                let n = run(&l[i + 2..], is_digit);
+                if n > 0 && l.get(i + 2 + n) == Some(&b']') {
+                    row.i(C::pid, to_i32(&l[i + 2..i + 2 + n]));
+                    i += 3 + n;
+                }
+            }
+            if l.get(i) == Some(&b' ') {
+                i += 1;
+            }
+            message = Some(&l[i..]);
+            row.i(C::ts, iso_to_us(st).map(|t| t - off * 60 * US));
+        }
+        Fmt::Tai64n => {
+            row.s(C::ts_format, b"tai64n");
+            program = Some(b"qmail");
+            message = Some(if line.len() > 26 { &line[26..] } else { b"" });
+            let secs = hex(&line[1..17]);
+            let nanos = hex(&line[17..25]);
+            row.i(C::ts, Some(secs.wrapping_sub(TAI64_UNIX).wrapping_mul(US) + nanos / 1000));
+        }
+    }
+    row.so(C::program, program);
+    // noise: syslog lines without a tag
+    if program.is_none() {
+        let m = message.map(trim_zs);
+        if m == Some(b"-- MARK --".as_slice()) || message.is_some_and(is_repeat) {
+            row.s(C::kind, b"__noise");
+            row.s(C::detail, if m == Some(b"-- MARK --".as_slice()) { b"syslog_mark" } else { b"syslog_repeat" });
+            row.s(C::message, line);
+            return 0;
+        }
+    }
+    row.so(C::message, message);
+    let prog = program.unwrap_or(b"");
+    let fam = if program.is_none() {
+        Fam::None
+    } else if prog.starts_with(b"postfix") {
+        Fam::Postfix
+    } else if prog == b"sendmail" || prog == b"sm-mta" || prog.starts_with(b"sm-msp") {
+        Fam::Sendmail
+    } else if fmt == Fmt::Exim || prog == b"exim" || prog == b"exim4" {
+        Fam::Exim
+    } else if fmt == Fmt::Tai64n {
+        Fam::Qmail
+    } else if prog == b"dovecot" {
+        Fam::Dovecot
+    } else {
+        Fam::None
+    };
+    let message = message.unwrap_or(b"");
+    match fam {
+        Fam::Postfix | Fam::Sendmail => {
+            let mut qid = None;
+            if let Some(c2) = find(message, b": ") {
+                if (6..=31).contains(&c2) {
+                    let cand = &message[..c2];
+                    let ok = if fam == Fam::Postfix { is_postfix_qid(cand) } else { is_sendmail_qid(cand) };
+                    if ok {
+                        qid = Some(cand);
+                    }
+                    let has_q = ok || (fam == Fam::Postfix && cand == b"NOQUEUE");
+                    if has_q {
+                        row.so(C::queue_id, qid);
+                        let b = &message[c2 + 2..];
+                        if fam == Fam::Postfix {
+                            crate::postfix::parse(row, prog, b, qid.is_some(), true);
+                        } else {
+                            crate::other::sendmail(row, b);
+                        }
+                        return month_out;
+                    }
+                }
+            }
+            if fam == Fam::Postfix {
+                crate::postfix::parse(row, prog, message, false, false);
+            } else {
+                crate::other::sendmail(row, message);
+            }
+        }
+        Fam::Exim => crate::other::exim(row, message),
+        Fam::Qmail => crate::other::qmail(row, message),
+        Fam::Dovecot => crate::other::dovecot(row, message),
+        Fam::None => row.s(C::kind, b"other"),
+    }
+    month_out
+}
+
+/// `^(?:last message repeated \d+ times|message repeated \d+ times)`
+fn is_repeat(m: &[u8]) -> bool {
+    let r = if let Some(r) = m.strip_prefix(b"last message repeated ") {
+        r
+    } else if let Some(r) = m.strip_prefix(b"message repeated ") {
+        r
+    } else {
+        return false;
+    };
+    let n = run(r, is_digit);
+    n > 0 && r[n..].starts_with(b" times")
+}

@@ -1,0 +1,624 @@
+//! Postfix: kind by prefix tests on `b` (the message after the queue id), then its fields.
+
+use crate::cols::{Row, C};
+use crate::scan::*;
+
+const REJECT_ACTIONS: &[&[u8]] = &[
+    b"reject",
+    b"reject_warning",
+    b"milter-reject",
+    b"warning",
+    b"hold",
+    b"discard",
+    b"milter-hold",
+    b"milter-discard",
+];
+
+fn kind_of(prog: &[u8], b: &[u8], has_qid: bool, has_q: bool) -> &'static [u8] {
+    if b.starts_with(b"to=<") && find(b, b", status=").is_some() {
+        return b"delivery";
+    }
+    if b.starts_with(b"connect from ") {
+        return b"connect";
+    }
+    if b.starts_with(b"disconnect from ") {
+        return b"disconnect";
+    }
+    if b.starts_with(b"client=") {
+        return b"client";
+    }
+    if b.starts_with(b"message-id=") || b.starts_with(b"resent-message-id=") {
+        return b"message_id";
+    }
+    if b == b"removed" {
+        return b"removed";
+    }
+    if b.starts_with(b"from=<") {
+        if find(b, b", size=").is_some() {
+            return b"qmgr_from";
+        }
+        if find(b, b", status=expired").is_some() {
+            return b"expired";
+        }
+    }
+    if has_q {
+        let head = upto(b, b':');
+        if b.len() > head.len() + 1 && b[head.len() + 1] == b' ' && REJECT_ACTIONS.contains(&head) {
+            return match head {
+                b"reject" | b"milter-reject" => b"reject",
+                b"reject_warning" => b"reject_warning",
+                b"warning" => {
+                    if is_cleanup_check(b) {
+                        b"reject_warning"
+                    } else {
+                        b"warning"
+                    }
+                }
+                b"hold" | b"milter-hold" => b"hold",
+                _ => b"discard",
+            };
+        }
+    }
+    if has_qid && (b.starts_with(b"uid=") || b.starts_with(b"sender=")) {
+        return b"pickup";
+    }
+    if b.starts_with(b"sender non-delivery notification: ") || b.starts_with(b"postmaster non-delivery notification: ") {
+        return b"bounce_notice";
+    }
+    if b.starts_with(b"sender delay notification: ") {
+        return b"defer_notice";
+    }
+    if b.starts_with(b"sender delivery status notification: ") {
+        return b"dsn_notice";
+    }
+    for w in [b"warning".as_slice(), b"error", b"fatal", b"panic"] {
+        if b.starts_with(w) && b[w.len()..].starts_with(b": ") {
+            return match w {
+                b"warning" => b"warning",
+                b"error" => b"error",
+                b"fatal" => b"fatal",
+                _ => b"panic",
+            };
+        }
+    }
+    if b.starts_with(b"lost connection after ") {
+        return b"lost_connection";
+    }
+    if b.starts_with(b"timeout after ") {
+        return b"timeout";
+    }
+    if b.starts_with(b"connect to ") {
+        return b"connect_error";
+    }
+    for (suf, k) in [
+        (b"/master".as_slice(), b"master".as_slice()),
+        (b"/anvil", b"anvil"),
+        (b"/postscreen", b"postscreen"),
+        (b"/scache", b"scache"),
+        (b"/pickup", b"pickup"),
+    ] {
+        if prog.ends_with(suf) {
+            return match k {
+                b"master" => b"master",
+                b"anvil" => b"anvil",
+                b"postscreen" => b"postscreen",
+                b"scache" => b"scache",
+                _ => b"pickup",
+            };
+        }
+    }
+    if prog.ends_with(b"postfix-script") || prog == b"postfix" {
+        return b"script";
+    }
+    b"other"
+}
+
+/// `^[a-z_-]+: (?:header|body|END-OF-MESSAGE) `
+fn is_cleanup_check(b: &[u8]) -> bool {
+    let n = run(b, |c| c.is_ascii_lowercase() || c == b'_' || c == b'-');
+    if n == 0 || !b[n..].starts_with(b": ") {
+        return false;
+    }
+    let r = &b[n + 2..];
+    r.starts_with(b"header ") || r.starts_with(b"body ") || r.starts_with(b"END-OF-MESSAGE ")
+}
+
+pub fn parse<'a>(row: &mut Row<'a>, prog: &'a [u8], b: &'a [u8], has_qid: bool, has_q: bool) {
+    let kind = kind_of(prog, b, has_qid, has_q);
+    row.s(C::kind, kind);
+    match kind {
+        b"delivery" => delivery(row, b),
+        b"qmgr_from" => qmgr_from(row, b),
+        b"reject" | b"reject_warning" | b"hold" | b"discard" => reject(row, b),
+        b"client" => {
+            let aux = &b[7..];
+            row.so(C::client, nonempty(upto(aux, b',')));
+        }
+        b"message_id" => {
+            let mid = find(b, b"message-id=").unwrap() + 11;
+            let aux = if b.get(mid) == Some(&b'<') { &b[mid + 1..] } else { &b[mid..] };
+            row.so(C::message_id, nonempty(upto(aux, b'>')));
+        }
+        b"connect" => row.s(C::client, &b[13..]),
+        b"disconnect" => {
+            let aux = &b[16..];
+            row.s(C::client, upto(aux, b' '));
+            if let Some(sp) = find_byte(aux, b' ') {
+                if sp > 0 {
+                    row.so(C::commands, nonempty(&aux[sp + 1..]));
+                }
+            }
+            if let Some(p) = find(b, b" commands=") {
+                let cs = &b[p + 10..];
+                let ok = to_i32(upto(cs, b'/'));
+                row.i(C::commands_ok, ok);
+                let total = match find_byte(cs, b'/') {
+                    Some(s) => nonempty(upto(&cs[s + 1..], b'/')).and_then(to_i32),
+                    None => None,
+                };
+                row.i(C::commands_total, total.or(ok));
+            }
+        }
+        b"expired" => {
+            row.so(C::sender, b.strip_prefix(b"from=<").and_then(|r| find_byte(r, b'>').map(|i| &r[..i])).and_then(nonempty));
+            row.s(C::status, b"expired");
+            row.so(C::status_text, each_after(b, b"status=expired, ", |r| Some(r)).and_then(nonempty));
+        }
+        b"pickup" => {
+            // (?:from|sender)=<([^>]*)>, leftmost of either
+            let f = find_angle_either(b);
+            row.so(C::sender, f.and_then(nonempty));
+        }
+        b"bounce_notice" | b"defer_notice" | b"dsn_notice" => {
+            let r = each_after(b, b"notification: ", |r| {
+                if !r.is_empty() && r.iter().all(|&c| !is_space(c)) {
+                    Some(r)
+                } else {
+                    None
+                }
+            });
+            row.so(C::related_queue_id, r);
+        }
+        b"warning" => {
+            row.s(C::severity, b"warning");
+            row.s(C::detail, &b[9..]);
+        }
+        b"error" | b"fatal" | b"panic" => {
+            row.s(C::severity, kind);
+            row.s(C::detail, &b[7..]);
+        }
+        b"lost_connection" => lost(row, b, 22),
+        b"timeout" => lost(row, b, 14),
+        b"connect_error" => {
+            let r = &b[11..];
+            let c = find_byte(r, b':');
+            let relay = c.and_then(|c| {
+                let after = &r[c..];
+                let n = run(&after[1..], is_digit);
+                if n > 0 && after[1 + n..].starts_with(b": ") {
+                    Some(&r[..c + 1 + n])
+                } else if after.starts_with(b": ") {
+                    Some(&r[..c])
+                } else {
+                    None
+                }
+            });
+            row.so(C::relay, relay.and_then(nonempty));
+            if let Some(p) = rfind_byte(b, b':') {
+                if b.get(p + 1) == Some(&b' ') {
+                    row.so(C::detail, nonempty(&b[p + 2..]));
+                }
+            }
+            if let Some(r) = relay {
+                split_host(row, r, C::relay_host, C::relay_ip, C::relay_port);
+            }
+        }
+        _ => {}
+    }
+    extras(row, prog, kind, b);
+}
+
+/// ` from (\S+)$` and `^<prefix>(.*?) from \S+$`
+fn lost<'a>(row: &mut Row<'a>, b: &'a [u8], prefix: usize) {
+    let mut client = None;
+    let mut detail = None;
+    let mut start = 0;
+    while let Some(i) = find(&b[start..], b" from ") {
+        let p = start + i;
+        let r = &b[p + 6..];
+        if !r.is_empty() && r.iter().all(|&c| !is_space(c)) {
+            if client.is_none() {
+                client = Some(r);
+            }
+            if p >= prefix && detail.is_none() {
+                detail = Some(&b[prefix..p]);
+            }
+            if detail.is_some() {
+                break;
+            }
+        }
+        start = p + 1;
+    }
+    row.so(C::client, client);
+    row.so(C::detail, detail.and_then(nonempty));
+}
+
+fn find_angle_either(b: &[u8]) -> Option<&[u8]> {
+    let f = memchr::memmem::find_iter(b, b"from=<").find_map(|i| find_byte(&b[i + 6..], b'>').map(|j| (i, &b[i + 6..i + 6 + j])));
+    let s = memchr::memmem::find_iter(b, b"sender=<").find_map(|i| find_byte(&b[i + 8..], b'>').map(|j| (i, &b[i + 8..i + 8 + j])));
+    match (f, s) {
+        (Some(a), Some(c)) => Some(if a.0 <= c.0 { a.1 } else { c.1 }),
+        (Some(a), None) => Some(a.1),
+        (None, Some(c)) => Some(c.1),
+        _ => None,
+    }
+}
+
+/// `^to=<([^>]*)>, (?:orig_to=<([^>]*)>, )?relay=([^,]*), (?:conn_use=(\d+), )?delay=([\d.]+),
+/// (?:delays=([\d.]+)/([\d.]+)/([\d.]+)/([\d.]+), )?(?:dsn=([\d.]+), )?status=([A-Za-z]+)(?: \((.*)\))?`
+fn delivery<'a>(row: &mut Row<'a>, b: &'a [u8]) {
+    struct D<'a> {
+        to: &'a [u8],
+        orig: Option<&'a [u8]>,
+        relay: &'a [u8],
+        conn: Option<&'a [u8]>,
+        delay: &'a [u8],
+        delays: Option<[&'a [u8]; 4]>,
+        dsn: Option<&'a [u8]>,
+        status: &'a [u8],
+        text: Option<&'a [u8]>,
+    }
+    fn m(b: &[u8]) -> Option<D<'_>> {
+        let r = b.strip_prefix(b"to=<")?;
+        let e = find_byte(r, b'>')?;
+        let to = &r[..e];
+        let mut r = r[e + 1..].strip_prefix(b", ")?;
+        let mut orig = None;
+        if let Some(o) = r.strip_prefix(b"orig_to=<") {
+            if let Some(e) = find_byte(o, b'>') {
+                if let Some(x) = o[e + 1..].strip_prefix(b", ") {
+                    orig = Some(&o[..e]);
+                    r = x;
+                }
+            }
+        }
+        let r2 = r.strip_prefix(b"relay=")?;
+        let e = find_byte(r2, b',')?;
+        let relay = &r2[..e];
+        let mut r = r2[e..].strip_prefix(b", ")?;
+        let mut conn = None;
+        if let Some(c) = r.strip_prefix(b"conn_use=") {
+            let n = run(c, is_digit);
+            if n > 0 {
+                if let Some(x) = c[n..].strip_prefix(b", ") {
+                    conn = Some(&c[..n]);
+                    r = x;
+                }
+            }
+        }
+        let d = r.strip_prefix(b"delay=")?;
+        let n = run(d, |c| is_digit(c) || c == b'.');
+        if n == 0 {
+            return None;
+        }
+        let delay = &d[..n];
+        let mut r = d[n..].strip_prefix(b", ")?;
+        let mut delays = None;
+        if let Some(mut x) = r.strip_prefix(b"delays=") {
+            let mut parts = [&b""[..]; 4];
+            let mut ok = true;
+            for (i, p) in parts.iter_mut().enumerate() {
+                let n = run(x, |c| is_digit(c) || c == b'.');
+                if n == 0 {
+                    ok = false;
+                    break;
+                }
+                *p = &x[..n];
+                let sep: &[u8] = if i < 3 { b"/" } else { b", " };
+                match x[n..].strip_prefix(sep) {
+                    Some(y) => x = y,
+                    None => {
+                        ok = false;
+                        break;
+                    }
+                }
+            }
+            if ok {
+                delays = Some(parts);
+                r = x;
+            }
+        }
+        let mut dsn = None;
+        if let Some(x) = r.strip_prefix(b"dsn=") {
+            let n = run(x, |c| is_digit(c) || c == b'.');
+            if n > 0 {
+                if let Some(y) = x[n..].strip_prefix(b", ") {
+                    dsn = Some(&x[..n]);
+                    r = y;
+                }
+            }
+        }
+        let s = r.strip_prefix(b"status=")?;
+        let n = run(s, |c| c.is_ascii_alphabetic());
+        if n == 0 {
+            return None;
+        }
+        let status = &s[..n];
+        let mut text = None;
+        if let Some(t) = s[n..].strip_prefix(b" (") {
+            if let Some(e) = rfind_byte(t, b')') {
+                text = Some(&t[..e]);
+            }
+        }
+        Some(D { to, orig, relay, conn, delay, delays, dsn, status, text })
+    }
+    let Some(d) = m(b) else { return };
+    row.so(C::recipient, nonempty(d.to));
+    row.so(C::orig_to, d.orig.and_then(nonempty));
+    row.so(C::relay, nonempty(d.relay));
+    row.i(C::conn_use, d.conn.and_then(to_i32));
+    row.f(C::delay, to_f64(d.delay));
+    if let Some(ds) = d.delays {
+        row.f(C::delay_before_qmgr, to_f64(ds[0]));
+        row.f(C::delay_in_qmgr, to_f64(ds[1]));
+        row.f(C::delay_conn_setup, to_f64(ds[2]));
+        row.f(C::delay_transmission, to_f64(ds[3]));
+    }
+    row.so(C::dsn, d.dsn);
+    row.s(C::status, d.status);
+    row.so(C::status_text, d.text.and_then(nonempty));
+    if !d.relay.is_empty() {
+        split_host(row, d.relay, C::relay_host, C::relay_ip, C::relay_port);
+    }
+    if let Some(t) = d.text {
+        reply_in_text(row, t);
+    }
+}
+
+/// A remote reply in a delivery's status text: `250 2.0.0 Ok: queued as X` or
+/// `host mx[1.2.3.4] said: 550 5.1.1 <u@x>: Recipient address rejected (in reply to RCPT TO command)`.
+fn reply_in_text<'a>(row: &mut Row<'a>, t: &'a [u8]) {
+    let r = match find(t, b" said: ") {
+        Some(p) => &t[p + 7..],
+        None => t,
+    };
+    if r.len() < 4 || !r[..3].iter().all(|&c| is_digit(c)) || !(r[3] == b' ' || r[3] == b'-') || !(b'2'..=b'5').contains(&r[0]) {
+        return;
+    }
+    row.i(C::smtp_code, to_i32(&r[..3]));
+    let mut rest = &r[4..];
+    if let Some(n) = enhanced_len(rest) {
+        row.s(C::enhanced_code, &rest[..n]);
+        rest = rest[n..].strip_prefix(b" ").unwrap_or(&rest[n..]);
+    }
+    if let Some(p) = find(rest, b" (in reply to ") {
+        rest = &rest[..p];
+    }
+    row.so(C::reply_text, nonempty(rest));
+}
+
+/// `\d\.\d{1,3}\.\d{1,3}` at the start, followed by a space or the end: its length.
+fn enhanced_len(r: &[u8]) -> Option<usize> {
+    if r.len() < 5 || !is_digit(r[0]) || r[1] != b'.' {
+        return None;
+    }
+    let a = run(&r[2..], is_digit);
+    if !(1..=3).contains(&a) || r.get(2 + a) != Some(&b'.') {
+        return None;
+    }
+    let b = run(&r[3 + a..], is_digit);
+    if !(1..=3).contains(&b) {
+        return None;
+    }
+    let n = 3 + a + b;
+    if r.len() == n || r[n] == b' ' {
+        Some(n)
+    } else {
+        None
+    }
+}
+
+/// qmgr `from=<..>, size=N, nrcpt=N (queue active)`
+fn qmgr_from<'a>(row: &mut Row<'a>, b: &'a [u8]) {
+    let gt = find_byte(b, b'>');
+    let nr = find(b, b", nrcpt=");
+    let ok = matches!((gt, nr), (Some(g), Some(_)) if b[g..].starts_with(b">, size="));
+    if !ok {
+        row.s(C::sender, b"");
+        return;
+    }
+    let (g, n) = (gt.unwrap(), nr.unwrap());
+    row.s(C::sender, &b[6..g]);
+    row.i(C::size, if n >= g + 8 { to_i64(&b[g + 8..n]) } else { None });
+    row.i(C::nrcpt, to_i32(upto(&b[n + 8..], b' ')));
+}
+
+/// smtpd/postscreen/cleanup reject, reject_warning, hold, discard
+fn reject<'a>(row: &mut Row<'a>, b: &'a [u8]) {
+    let action = upto(b, b':');
+    row.s(C::reject_action, action);
+    // ^[a-z_-]+: (\S+)
+    let n = run(b, |c| c.is_ascii_lowercase() || c == b'_' || c == b'-');
+    if n > 0 && b[n..].starts_with(b": ") {
+        let r = &b[n + 2..];
+        row.so(C::reject_stage, nonempty(&r[..run(r, |c| !is_space(c))]));
+    }
+    // ` from ([^\s\[\];]*\[[^\]]*\](?::\d+)?)`
+    let client = each_after(b, b" from ", |r| {
+        let h = run(r, |c| !is_space(c) && c != b'[' && c != b']' && c != b';');
+        if r.get(h) != Some(&b'[') {
+            return None;
+        }
+        let e = find_byte(&r[h + 1..], b']')? + h + 1;
+        let mut end = e + 1;
+        if r.get(end) == Some(&b':') {
+            let d = run(&r[end + 1..], is_digit);
+            if d > 0 {
+                end += 1 + d;
+            }
+        }
+        Some(&r[..end])
+    });
+    row.so(C::client, client);
+    // `: (\d{3})(?: (\d\.\d{1,3}\.\d{1,3}))? ([^;]*)`
+    let mut start = 0;
+    while let Some(i) = find(&b[start..], b": ") {
+        let p = start + i + 2;
+        let r = &b[p..];
+        if r.len() >= 4 && r[..3].iter().all(|&c| is_digit(c)) && r[3] == b' ' {
+            row.i(C::smtp_code, to_i32(&r[..3]));
+            let mut t = &r[4..];
+            if let Some(n) = enhanced_len(t) {
+                if t.get(n) == Some(&b' ') {
+                    row.s(C::enhanced_code, &t[..n]);
+                    t = &t[n + 1..];
+                }
+            }
+            let text = upto(t, b';');
+            row.so(C::reason, nonempty(text));
+            row.so(C::reply_text, nonempty(text));
+            break;
+        }
+        start = start + i + 1;
+    }
+    let s1 = angle_after(b, b"; from=<").and_then(nonempty);
+    row.so(C::sender, s1.or_else(|| angle_after(b, b" from=<").and_then(nonempty)));
+    row.so(C::recipient, angle_after(b, b" to=<").and_then(nonempty));
+    row.so(C::proto, token_after(b, b" proto="));
+    row.so(C::helo, angle_after(b, b" helo=<").and_then(nonempty));
+}
+
+/// `host[ip]:port`, `[ip]:port`, `host [ip]`, `none`, `local`, `private/dovecot`
+pub fn split_host<'a>(row: &mut Row<'a>, s: &'a [u8], ch: C, ci: C, cp: C) {
+    match find_byte(s, b'[') {
+        Some(lb) => {
+            let Some(rb) = find_byte(&s[lb..], b']').map(|i| i + lb) else {
+                row.s(ch, s);
+                return;
+            };
+            let host = trim_ascii_ws(first_field(&s[..lb], b' '));
+            row.so(ch, nonempty(host));
+            let mut ip = &s[lb + 1..rb];
+            if ip.len() > 5 && ip[..5].eq_ignore_ascii_case(b"ipv6:") {
+                ip = &ip[5..];
+            }
+            row.so(ci, nonempty(ip));
+            if s.get(rb + 1) == Some(&b':') {
+                let d = run(&s[rb + 2..], is_digit);
+                if d > 0 {
+                    row.i(cp, to_i32(&s[rb + 2..rb + 2 + d]));
+                }
+            }
+        }
+        None => row.so(ch, nonempty(s)),
+    }
+}
+
+/// First `host[ip]:port` (host optional) in `t`, as client fields.
+fn first_bracket_host<'a>(t: &'a [u8]) -> Option<&'a [u8]> {
+    let lb = find_byte(t, b'[')?;
+    let rb = find_byte(&t[lb..], b']')? + lb;
+    let start = t[..lb].iter().rposition(|&c| c == b' ' || c == b'(').map_or(0, |i| i + 1);
+    let mut end = rb + 1;
+    if t.get(end) == Some(&b':') {
+        end += 1 + run(&t[end + 1..], is_digit);
+    }
+    Some(&t[start..end])
+}
+
+/// The typed fields of daemons the old parser kept as text: client/relay split, TLS,
+/// postscreen, dnsblog, anvil.
+fn extras<'a>(row: &mut Row<'a>, prog: &'a [u8], kind: &[u8], b: &'a [u8]) {
+    if let Some(c) = row.get_s(C::client) {
+        split_host(row, c, C::client_host, C::client_ip, C::client_port);
+    }
+    if kind == b"other" || kind == b"postscreen" {
+        // `Anonymous TLS connection established from host[ip]:port: TLSv1.3 with cipher X (256/256 bits)`
+        if let Some(p) = find(b, b" TLS connection established ") {
+            row.s(C::tls_level, &b[..p]);
+            let r = &b[p + 28..];
+            let (to, r) = match (r.strip_prefix(b"from "), r.strip_prefix(b"to ")) {
+                (Some(x), _) => (false, x),
+                (_, Some(x)) => (true, x),
+                _ => return,
+            };
+            if let Some(e) = find(r, b": ") {
+                let who = &r[..e];
+                if to {
+                    split_host(row, who, C::relay_host, C::relay_ip, C::relay_port);
+                } else {
+                    split_host(row, who, C::client_host, C::client_ip, C::client_port);
+                }
+                let t = &r[e + 2..];
+                row.so(C::tls_protocol, nonempty(upto(t, b' ')));
+                row.so(C::tls_cipher, token_after(t, b" with cipher "));
+                if let Some(q) = find(t, b" (") {
+                    let n = run(&t[q + 2..], is_digit);
+                    if n > 0 {
+                        row.i(C::tls_bits, to_i32(&t[q + 2..q + 2 + n]));
+                    }
+                }
+            }
+            return;
+        }
+    }
+    if prog.ends_with(b"/postscreen") || prog.ends_with(b"/tlsproxy") {
+        // verdict: the leading upper-case words (PASS NEW, DNSBL, PREGREET, HANGUP, COMMAND PIPELINING ...)
+        let mut n = 0;
+        while n < b.len() {
+            let w = run(&b[n..], |c| c.is_ascii_uppercase() || c == b'-');
+            if w == 0 || !(n + w == b.len() || b[n + w] == b' ') {
+                break;
+            }
+            n += w;
+            if n < b.len() && b.get(n + 1).is_some_and(|c| c.is_ascii_uppercase()) {
+                n += 1;
+            } else {
+                break;
+            }
+        }
+        let v = trim_ascii_ws(&b[..n]);
+        if v.len() >= 3 && kind != b"reject" {
+            row.s(C::verdict, v);
+            if v == b"DNSBL" {
+                if let Some(r) = digits_after(b, b"DNSBL rank ") {
+                    row.i(C::dnsbl_rank, to_i32(r));
+                }
+            }
+        }
+        if row.get_s(C::client_ip).is_none() {
+            if let Some(h) = first_bracket_host(b) {
+                split_host(row, h, C::client_host, C::client_ip, C::client_port);
+            }
+        }
+    } else if prog.ends_with(b"/dnsblog") {
+        // addr 1.2.3.4 listed by domain zen.spamhaus.org as 127.0.0.2
+        if let Some(r) = b.strip_prefix(b"addr ") {
+            let ip = upto(r, b' ');
+            row.so(C::client_ip, nonempty(ip));
+            row.so(C::dnsbl_domain, token_after(r, b" listed by domain "));
+            row.so(C::dnsbl_reply, token_after(r, b" as "));
+            row.s(C::verdict, b"listed");
+        }
+    } else if prog.ends_with(b"/anvil") {
+        // statistics: max connection rate 1/60s for (smtp:1.2.3.4) at Nov 21 22:04:34
+        if let Some(r) = b.strip_prefix(b"statistics: ") {
+            let name_end = r.iter().position(|c| c.is_ascii_digit()).unwrap_or(r.len());
+            row.so(C::stat_name, nonempty(trim_ascii_ws(&r[..name_end])));
+            row.so(C::stat_value, nonempty(upto(&r[name_end..], b' ')));
+            if let Some(x) = each_after(r, b" for (", |x| find_byte(x, b')').map(|e| &x[..e])) {
+                if let Some(c) = find_byte(x, b':') {
+                    row.so(C::service, nonempty(&x[..c]));
+                    row.so(C::client_ip, nonempty(&x[c + 1..]));
+                }
+            }
+        }
+    } else if kind == b"other" && (prog.ends_with(b"/smtpd") || prog.ends_with(b"/smtp") || prog.ends_with(b"/lmtp")) {
+        // e.g. `SSL_accept error from host[ip]:port: -1`, `improper command pipelining after CONNECT from host[ip]:port`
+        if let Some(x) = each_after(b, b" from ", |r| if find_byte(r, b'[').is_some() { Some(r) } else { None }) {
+            if let Some(h) = first_bracket_host(x) {
+                split_host(row, h, C::client_host, C::client_ip, C::client_port);
+            }
+        }
+    }
+}

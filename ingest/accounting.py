@@ -1,0 +1,41 @@
+"""Line accounting from the landed rows themselves, not from any parser's counters.
+
+Per loaded file: the distinct line numbers found across every per-file landing table
+(parsed rows, the Parquet-backed raw.maillog view, raw.noise, raw.quarantine) must be
+exactly 1..lines_total. A parser whose counters say "all accounted for" while its rows miss a line fails here.
+"""
+
+from __future__ import annotations
+
+from ingest.landing import bulk_tables, per_file_tables
+
+
+def landed_lines_sql() -> str:
+    """One row per loaded file: lines_total, landed_lines, min/max line and lost_lines."""
+    tables = [*per_file_tables(), *bulk_tables()]
+    union = "\n        union ".join(
+        f"select file_id, line_no from raw.{t} where line_no is not null" for t in tables
+    )
+    return f"""
+    with landed as (
+        {union}
+    ),
+    per_file as (
+        select file_id, count(*) as landed_lines, min(line_no) as first_line, max(line_no) as last_line
+        from landed
+        group by file_id
+    )
+    select
+        f.file_id,
+        f.path,
+        f.format,
+        f.lines_total,
+        coalesce(p.landed_lines, 0) as landed_lines,
+        p.first_line,
+        p.last_line,
+        f.lines_total - coalesce(p.landed_lines, 0) as lost_lines,
+        coalesce(p.last_line, 0) - f.lines_total as lines_beyond_end
+    from raw.files f
+    left join per_file p using (file_id)
+    where f.status = 'loaded' and f.format <> 'manifest'
+    """

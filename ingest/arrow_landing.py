@@ -1,0 +1,188 @@
+"""Bulk tables (raw.maillog) as per-file Parquet behind a DuckDB view.
+
+A parser with `record_batches` hands over Arrow batches; its rows go to one Parquet file
+per input file (zstd, one row group per block), written under a temporary name and
+renamed. `raw.parquet_files` records which file holds each input file's rows, in the same
+transaction as the file's `raw.files` row, and the view `raw.<table>` is rebuilt in that
+transaction over exactly the recorded files. So a crash between the rename and the commit
+(or a stale file) is never visible: the committed view does not name it. Files no
+committed row names are removed the next time the schema is ensured.
+
+The Parquet folder sits beside the DuckDB file (`<db>.parquet/`); an in-memory database
+(tests, `mtabench parse`) uses a folder under the temporary directory. Noise and
+quarantine lines go to raw.noise / raw.quarantine as before.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+import uuid
+from collections.abc import Iterable
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+
+from ingest.ledger import LineCounts
+
+FILES_DDL = "file_id BIGINT NOT NULL, table_name VARCHAR NOT NULL, path VARCHAR NOT NULL"
+NOISE, QUARANTINE = "__noise", "__quarantine"
+LOW_CARD = {
+    "ts_format",
+    "host",
+    "program",
+    "kind",
+    "status",
+    "dsn",
+    "reject_action",
+    "reject_stage",
+    "enhanced_code",
+    "severity",
+    "proto",
+    "mailer",
+    "relay_host",
+    "relay_ip",
+    "client_host",
+    "client_ip",
+    "tls_level",
+    "tls_protocol",
+    "tls_cipher",
+    "verdict",
+    "service",
+    "stat_name",
+}
+
+
+def store_dir(con) -> Path:
+    row = con.execute(
+        "select path from duckdb_databases() where database_name = current_database()"
+    ).fetchone()
+    if row and row[0] and row[0] != ":memory:":
+        p = Path(row[0]).resolve()
+        return p.with_name(p.name + ".parquet")
+    return Path(tempfile.gettempdir()) / f"mtabench-memdb-{os.getpid()}-{id(con):x}"
+
+
+def _columns(ddl: str) -> list[tuple[str, str]]:
+    return [tuple(c.strip().split(" ")[:2]) for c in ddl.split(",")]  # type: ignore[misc]
+
+
+def ensure(con, table: str, ddl: str) -> None:
+    """The ledger table and the view; an old landing's physical table is dropped (the
+    loader re-parses its files: the parser version changed with the move)."""
+    con.execute(f"create table if not exists raw.parquet_files ({FILES_DDL})")
+    kind = con.execute(
+        "select table_type from information_schema.tables where table_schema = 'raw' and table_name = ?",
+        [table],
+    ).fetchone()
+    if kind and kind[0] == "BASE TABLE":
+        con.execute(f"drop table raw.{table}")
+    rebuild_view(con, table, ddl)
+    _sweep(con)
+
+
+def rebuild_view(con, table: str, ddl: str) -> None:
+    cols = _columns(ddl)
+    paths = [
+        r[0]
+        for r in con.execute(
+            "select path from raw.parquet_files where table_name = ? order by file_id", [table]
+        ).fetchall()
+    ]
+    if paths:
+        files = ", ".join("'" + p.replace("'", "''") + "'" for p in paths)
+        select = ", ".join(f"cast({n} as {t}) as {n}" for n, t in cols)
+        body = f"select {select} from read_parquet([{files}])"
+    else:
+        body = "select " + ", ".join(f"cast(null as {t}) as {n}" for n, t in cols) + " where false"
+    con.execute(f"create or replace view raw.{table} as {body}")
+
+
+def _sweep(con) -> None:
+    """Remove Parquet files no committed ledger row names (crash leftovers, replaced files)."""
+    d = store_dir(con)
+    if not d.is_dir():
+        return
+    keep = {r[0] for r in con.execute("select path from raw.parquet_files").fetchall()}
+    for f in d.iterdir():
+        if str(f) not in keep:
+            f.unlink(missing_ok=True)
+
+
+def forget(con, file_id: int, tables: dict[str, str]) -> None:
+    """Unlist a file's Parquet (its rows leave the views when the transaction commits)."""
+    n = con.execute("select count(*) from raw.parquet_files where file_id = ?", [file_id]).fetchone()[0]
+    if n:
+        con.execute("delete from raw.parquet_files where file_id = ?", [file_id])
+        for table, ddl in tables.items():
+            rebuild_view(con, table, ddl)
+
+
+def land(con, file_id: int, table: str, ddl: str, blocks: Iterable[list[pa.RecordBatch]]) -> LineCounts:
+    """Write a file's batches: rows to Parquet, noise and quarantine to their tables."""
+    d = store_dir(con)
+    d.mkdir(parents=True, exist_ok=True)
+    final = d / f"{table}-{int(file_id)}-{uuid.uuid4().hex[:12]}.parquet"
+    tmp = final.with_name("." + final.name + ".tmp")
+    names = [n for n, _ in _columns(ddl)]
+    writer = None
+    total = noise = quarantined = 0
+    try:
+        for batches in blocks:
+            tb = pa.Table.from_batches(batches)
+            total += tb.num_rows
+            kind = tb.column("kind")
+            is_noise = pc.equal(kind, NOISE)
+            is_q = pc.equal(kind, QUARANTINE)
+            other = pc.or_(is_noise, is_q)
+            if pc.any(other).as_py():
+                for mask, target, label in ((is_noise, "noise", "kind"), (is_q, "quarantine", "reason")):
+                    part = tb.filter(mask).select(["line_no", "detail", "message"])
+                    if part.num_rows:
+                        con.register("_landing_arrow", part)
+                        try:
+                            con.execute(
+                                f"insert into raw.{target} (file_id, line_no, item_no, {label}, text) "
+                                f"select {int(file_id)}, line_no, 0, detail, message from _landing_arrow"
+                            )
+                        finally:
+                            con.unregister("_landing_arrow")
+                        if target == "noise":
+                            noise += part.num_rows
+                        else:
+                            quarantined += part.num_rows
+                tb = tb.filter(pc.invert(other))
+            n = tb.num_rows
+            tb = tb.append_column("file_id", pa.repeat(pa.scalar(int(file_id), pa.int64()), n))
+            tb = tb.append_column("item_no", pa.repeat(pa.scalar(0, pa.int32()), n))
+            tb = tb.select(names)
+            if writer is None:
+                writer = pq.ParquetWriter(
+                    tmp,
+                    tb.schema,
+                    compression="zstd",
+                    compression_level=1,
+                    # dictionaries only where values repeat (kinds, programs, hosts, statuses)
+                    use_dictionary=[
+                        f.name for f in tb.schema if f.type == pa.string() and f.name in LOW_CARD
+                    ],
+                    write_statistics=["file_id", "line_no", "ts"],
+                )
+            writer.write_table(tb, row_group_size=max(n, 1))
+        if writer is not None:
+            writer.close()
+            writer = None
+            os.replace(tmp, final)
+    except BaseException:
+        if writer is not None:
+            writer.close()
+        tmp.unlink(missing_ok=True)
+        raise
+    forget(con, file_id, {})
+    con.execute("delete from raw.parquet_files where file_id = ? and table_name = ?", [file_id, table])
+    if total:
+        con.execute("insert into raw.parquet_files values (?, ?, ?)", [int(file_id), table, str(final)])
+    rebuild_view(con, table, ddl)
+    return LineCounts(total, total - noise - quarantined, noise, quarantined)

@@ -1,0 +1,109 @@
+"""Does every parsed value fit its landing column? A line whose value does not is quarantined.
+
+One check for every parser, applied to a Ledger before it is written: a number outside its
+column's range (INTEGER, BIGINT), a number DOUBLE cannot hold (too large, inf, nan), or text
+with stray control bytes (a NUL in an otherwise text file) would either abort the insert
+(and with it the file and the run) or land garbage. Instead the whole line leaves the
+parsed rows and noise and is quarantined with a reason naming the column and the value.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from functools import cache
+
+from ingest.ledger import QUARANTINED, Ledger
+
+INT_RANGE = {
+    "TINYINT": (-(2**7), 2**7 - 1),
+    "SMALLINT": (-(2**15), 2**15 - 1),
+    "INTEGER": (-(2**31), 2**31 - 1),
+    "BIGINT": (-(2**63), 2**63 - 1),
+    "HUGEINT": (-(2**127), 2**127 - 1),
+    "UTINYINT": (0, 2**8 - 1),
+    "USMALLINT": (0, 2**16 - 1),
+    "UINTEGER": (0, 2**32 - 1),
+    "UBIGINT": (0, 2**64 - 1),
+}
+FLOAT_TYPES = {"DOUBLE", "FLOAT", "REAL"}
+# C0 control characters that never occur in the text outputs we read (tab, CR, form feed,
+# backspace and ESC do: terminals and CRLF replies).
+CONTROL = {chr(c) for c in range(32)} - set("\t\n\r\f\b\x1b") | {"\x7f"}
+
+
+@cache
+def column_types(ddl: str) -> dict[str, str]:
+    """Column name -> DuckDB type name, for a column DDL as the parsers declare it."""
+    import duckdb
+
+    with duckdb.connect() as con:
+        con.execute(f"create table t ({ddl})")
+        rows = con.execute(
+            "select column_name, data_type from information_schema.columns where table_name = 't'"
+        ).fetchall()
+    return dict(rows)
+
+
+def misfit(value: object, col_type: str) -> str | None:
+    """Why `value` cannot land in a column of `col_type`, or None if it can."""
+    if value is None or isinstance(value, bool):
+        return None
+    if col_type in INT_RANGE and isinstance(value, int | float):
+        lo, hi = INT_RANGE[col_type]
+        if isinstance(value, float) and not math.isfinite(value):
+            return "is not a finite number"
+        if not lo <= value <= hi:
+            return f"is outside {col_type} range"
+        return None
+    if col_type in FLOAT_TYPES and isinstance(value, int | float):
+        try:
+            f = float(value)
+        except OverflowError:
+            return f"is too large for {col_type}"
+        return None if math.isfinite(f) else "is not a finite number"
+    if isinstance(value, str) and (bad := next((ch for ch in value if ch in CONTROL), None)):
+        return f"contains control byte 0x{ord(bad):02x}"
+    return None
+
+
+def _show(value: object) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else f"{text[:40]}...({len(text)} chars)"
+
+
+def fit_ledger(ledger: Ledger, tables: Mapping[str, str]) -> int:
+    """Quarantine every line with a value that does not fit; returns how many lines moved."""
+    reasons: dict[int, tuple[str, str]] = {}  # line_no -> (reason, text)
+    for table, ddl in tables.items():
+        types = column_types(ddl)
+        for rec in ledger.rows.get(table, []):
+            line_no = rec.get("line_no")
+            if line_no is None or line_no in reasons:
+                continue
+            for col, value in rec.items():
+                why = misfit(value, types.get(col, ""))
+                if why:
+                    shown = " ".join(
+                        f"{k}={_show(v)}" for k, v in rec.items() if k not in ("line_no", "item_no")
+                    )
+                    reasons[line_no] = (f"value {_show(value)} for {table}.{col} {why}", shown)
+                    break
+    for item in ledger.noise:
+        if item["line_no"] not in reasons and (why := misfit(item["text"], "VARCHAR")):
+            reasons[item["line_no"]] = (f"line {why}", item["text"])
+    if not reasons:
+        return 0
+    for table, recs in ledger.rows.items():
+        ledger.rows[table] = [r for r in recs if r.get("line_no") not in reasons]
+    texts = {q["line_no"]: q["text"] for q in ledger.quarantine}
+    texts.update({n["line_no"]: n["text"] for n in ledger.noise if n["line_no"] in reasons})
+    ledger.noise = [n for n in ledger.noise if n["line_no"] not in reasons]
+    for line_no, (reason, shown) in sorted(reasons.items()):
+        ledger.items[line_no] = []
+        ledger.quarantine.append(
+            {"line_no": line_no, "item_no": 0, "reason": reason, "text": texts.get(line_no, shown)}
+        )
+        ledger.items[line_no].append({"quarantine": reason})
+        ledger.status[line_no] = QUARANTINED
+    return len(reasons)
