@@ -226,29 +226,46 @@ def filter_check(driver, api: Api, base: str, dash: dict, n_charts: int, timeout
     value = next(v for v in values if v not in default)
     slug = dash.get("slug") or str(dash["id"])
 
-    def capture(url: str) -> dict[int, dict]:
+    excluded = set(nf.get("scope", {}).get("excluded", []))
+
+    def has_filter(qc: dict | None) -> bool:
+        return any(
+            f.get("col") == column and value in (f.get("val") or [])
+            for q in (qc or {}).get("queries", [])
+            for f in q.get("filters", [])
+        )
+
+    def capture(url: str, want_filter: bool) -> dict[int, dict]:
         driver.get_log("performance")  # drop what earlier pages logged
         driver.get(url)
         wait_for_charts(driver, n_charts, timeout)
         time.sleep(1)
-        return captured_query_contexts(driver)
+        found = captured_query_contexts(driver)
+        # The page may render a chart from an unfiltered request before the filter state
+        # from the URL reaches it (seen on a loaded machine); the filtered request follows.
+        # Keep reading the requests (the latest per chart wins) until every in-scope chart
+        # sent one with the filter, or the timeout: a filter that never arrives still fails.
+        deadline = time.monotonic() + (timeout if want_filter else 0)
+        while time.monotonic() < deadline and not all(
+            has_filter(qc) for cid, qc in found.items() if cid not in excluded
+        ):
+            time.sleep(1)
+            found.update(captured_query_contexts(driver))
+        return found
 
-    before = capture(f"{base}/superset/dashboard/{slug}/")
+    before = capture(f"{base}/superset/dashboard/{slug}/", want_filter=False)
     state = {
         "id": nf["id"],
         "extraFormData": {"filters": [{"col": column, "op": "IN", "val": [value]}]},
         "filterState": {"value": [value]},
     }
-    after = capture(f"{base}/superset/dashboard/{slug}/?native_filters={_rison({nf['id']: state})}")
-    excluded = set(nf.get("scope", {}).get("excluded", []))
+    after = capture(
+        f"{base}/superset/dashboard/{slug}/?native_filters={_rison({nf['id']: state})}", want_filter=True
+    )
     charts = []
     for chart_id in sorted(set(before) | set(after)):
         b, a = before.get(chart_id), after.get(chart_id)
-        sent = any(
-            f.get("col") == column and value in (f.get("val") or [])
-            for q in (a or {}).get("queries", [])
-            for f in q.get("filters", [])
-        )
+        sent = has_filter(a)
         charts.append(
             {
                 "id": chart_id,

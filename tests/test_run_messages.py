@@ -119,3 +119,22 @@ def test_broken_run_toml_is_named_in_the_failed_expectation(tmp_path):
     for line in failed:
         assert "runs: c-broken; files: c-broken/run.toml (error: run.toml is not valid TOML" in line
     assert re.search(r"warning: run c-broken -> c-broken: run.toml unreadable .*not valid TOML", proc.stderr)
+
+
+def test_monitor_minutes_before_the_load_get_negative_offsets_and_publish(tmp_path):
+    # The samplers start a few seconds before the load; a queue sample in the minute before
+    # postal's first minute is a monitor minute, not an error (mtabench record's interrupted runs).
+    archive = _archive(tmp_path, ("runs/a-baseline-t5", "early-monitor"))
+    queue = archive / "early-monitor/queue.txt"
+    header, *rows = queue.read_text().splitlines()
+    queue.write_text("\n".join([header, "2026-11-21T22:04:58Z,0,1,0,0", *rows]) + "\n")
+    db = tmp_path / "x.duckdb"
+    proc = _run(archive, db, "--no-publish")
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    with duckdb.connect(str(db), read_only=True) as con:
+        first = con.execute(
+            "select minute_offset, has_load_row, queue_sampled from main.minutes "
+            "where run_id = 'a-baseline-t5' order by minute_at limit 2"
+        ).fetchall()
+    # 22:04 is the minute before postal's first row (labelled 22:06: the minute 22:05-22:06)
+    assert first[0] == (-1, False, 1) and first[1][:2] == (0, True)
