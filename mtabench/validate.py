@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+from collections.abc import Iterator
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import duckdb
@@ -56,15 +57,114 @@ def validate(db_path: Path, gx_dir: Path, suites: list[str] | None = None) -> Pa
     return docs
 
 
+# Rows per DataFrame handed to GX: a check streams its query in chunks, so validate's memory
+# stays flat however big the marts grow (a whole-mart DataFrame needed 11 GB at 10 M messages).
+CHUNK_VECTORS = 128  # x 2048 rows per DuckDB vector = 262,144 rows
+# Uniqueness cannot be judged chunk by chunk: GX gets the rows whose key occurs more than once
+# (found by DuckDB), so an empty frame passes and any duplicate fails with its rows.
+UNIQUENESS = ("ExpectColumnValuesToBeUnique", "ExpectCompoundColumnsToBeUnique")
+MOST_DUPLICATES = 10_000
+CONTEXT = ("run_id", "baseline_run_id", "run_key", "file_id")  # what `_where` names runs and files by
+
+
+@dataclass
+class _Outcome:
+    """One expectation's result, summed over the chunks it was run on."""
+
+    type: str
+    kwargs: dict
+    element_count: int = 0
+    unexpected_count: int = 0
+    partial: list = field(default_factory=list)
+    where: str = ""
+    error: str | None = None  # GX raised instead of counting
+    failed: bool = False
+
+
+def _referenced(kwargs: dict) -> list[str]:
+    cols = [kwargs[k] for k in ("column", "column_A", "column_B") if k in kwargs]
+    return cols + list(kwargs.get("column_list", []))
+
+
+def _quoted(cols: list[str]) -> str:
+    return ", ".join('"' + c.replace('"', '""') + '"' for c in dict.fromkeys(cols))
+
+
+def _chunks(con, sql: str) -> Iterator:
+    """DataFrames of at most CHUNK_VECTORS * 2048 rows (at least one, maybe empty), converted
+    as `.df()` converts, from a cursor of their own so `_where` can query meanwhile."""
+    cur = con.cursor()
+    try:
+        cur.execute(sql)
+        first = True
+        while True:
+            df = cur.fetch_df_chunk(CHUNK_VECTORS)
+            if len(df) == 0 and not first:
+                return
+            yield df
+            first = False
+            if len(df) == 0:
+                return
+    finally:
+        cur.close()
+
+
 def _run_check(gx, ctx, source, con, suite_name: str, check: Check) -> list[Failure]:
-    df = con.execute(check.sql).df()
-    name = f"{suite_name}.{check.name}"
+    names = [d[0] for d in con.execute(f"select * from ({check.sql}) limit 0").description]
+    context = [c for c in CONTEXT if c in names]
+    rowwise = [e for e in check.expectations if e[0] not in UNIQUENESS]
+    unique = [e for e in check.expectations if e[0] in UNIQUENESS]
+    outcomes: list[_Outcome] = []
+    if rowwise:
+        cols = _quoted(context + [c for _, kw in rowwise for c in _referenced(kw)])
+        frames = _chunks(con, f"select {cols} from ({check.sql})")
+        outcomes += _validate(gx, ctx, source, con, f"{suite_name}.{check.name}", rowwise, frames)
+    if unique:
+        total = con.execute(f"select count(*) from ({check.sql})").fetchone()[0]
+        keysets = [_referenced(kw) for _, kw in unique]
+        cols = _quoted(context + [c for keys in keysets for c in keys])
+        dups = [
+            f"""exists (select 1 from d{i} where {
+                " and ".join(f't."{k}" is not distinct from d{i}."{k}"' for k in keys)
+            })"""
+            for i, keys in enumerate(keysets)
+        ]
+        ctes = "".join(
+            f", d{i} as (select {_quoted(keys)} from t group by all having count(*) > 1)"
+            for i, keys in enumerate(keysets)
+        )
+        sql = (
+            f"with t as (select {cols} from ({check.sql})){ctes} "
+            f"select * from t where {' or '.join(dups)} "
+            f"order by {_quoted(keysets[0])} limit {MOST_DUPLICATES}"
+        )
+        frames = _chunks(con, sql)
+        for o in _validate(gx, ctx, source, con, f"{suite_name}.{check.name}.unique", unique, frames):
+            o.element_count = total  # GX saw only the duplicated rows
+            outcomes.append(o)
+    return [
+        Failure(suite_name, check.name, o.type, o.kwargs, o.error or _detail(o)) for o in outcomes if o.failed
+    ]
+
+
+def _plain(value):
+    """numpy scalars as Python values, so messages read `[-7]`, not `[np.int64(-7)]`."""
+    if isinstance(value, dict):
+        return {k: _plain(v) for k, v in value.items()}
+    return value.item() if hasattr(value, "item") and not isinstance(value, str | bytes) else value
+
+
+def _detail(o: _Outcome) -> str:
+    return f"{o.unexpected_count} of {o.element_count} rows unexpected, e.g. {o.partial[:5]}" + o.where
+
+
+def _validate(gx, ctx, source, con, name: str, expectations: list, frames: Iterator) -> list[_Outcome]:
     asset = next((a for a in source.assets if a.name == name), None) or source.add_dataframe_asset(name)
     batch_def = next((b for b in asset.batch_definitions if b.name == "whole"), None) or (
         asset.add_batch_definition_whole_dataframe("whole")
     )
     suite = ctx.suites.add_or_update(gx.ExpectationSuite(name=name))
-    for cls_name, kwargs in check.expectations:
+    for cls_name, kwargs in expectations:
         suite.add_expectation(getattr(gx.expectations, cls_name)(**kwargs))
     vd = ctx.validation_definitions.add_or_update(
         gx.ValidationDefinition(name=name, data=batch_def, suite=suite)
@@ -74,24 +174,29 @@ def _run_check(gx, ctx, source, con, suite_name: str, check: Check) -> list[Fail
             name=name, validation_definitions=[vd], actions=[gx.checkpoint.UpdateDataDocsAction(name="docs")]
         )
     )
-    result = cp.run(batch_parameters={"dataframe": df})
-    failures = []
-    for run_result in result.run_results.values():
-        for er in run_result.results:
-            if er.success:
-                continue
-            cfg = er.expectation_config
-            res = er.result or {}
-            detail = (
-                f"{res.get('unexpected_count')} of {res.get('element_count', len(df))} rows unexpected, "
-                f"e.g. {res.get('partial_unexpected_list', [])[:5]}"
-                if "unexpected_count" in res
-                else str(er.exception_info.get("exception_message") or res)
-            )
-            kwargs = {k: v for k, v in cfg.kwargs.items() if k not in ("batch_id",)}
-            detail += _where(con, df, kwargs.get("column"), res.get("partial_unexpected_list"))
-            failures.append(Failure(suite_name, check.name, cfg.type, kwargs, detail))
-    return failures
+    outcomes: dict[str, _Outcome] = {}
+    for df in frames:
+        result = cp.run(batch_parameters={"dataframe": df})
+        for run_result in result.run_results.values():
+            for er in run_result.results:
+                cfg = er.expectation_config
+                kwargs = {k: v for k, v in cfg.kwargs.items() if k not in ("batch_id",)}
+                o = outcomes.setdefault(repr((cfg.type, sorted(kwargs.items()))), _Outcome(cfg.type, kwargs))
+                res = er.result or {}
+                o.element_count += int(res.get("element_count") or len(df))
+                o.unexpected_count += int(res.get("unexpected_count") or 0)
+                if er.success:
+                    continue
+                o.failed = True
+                if "unexpected_count" not in res:
+                    o.error = o.error or str(er.exception_info.get("exception_message") or res)
+                    continue
+                unexpected = [_plain(u) for u in res.get("partial_unexpected_list") or []]
+                if len(o.partial) < 5:
+                    o.partial += unexpected[: 5 - len(o.partial)]
+                if not o.where:
+                    o.where = _where(con, df, kwargs.get("column"), unexpected)
+    return list(outcomes.values())
 
 
 def _where(con, df, column: str | None, unexpected: list | None, most: int = 5) -> str:
