@@ -23,6 +23,7 @@ from ingest.landing import _insert, delete_file_rows, ensure_schema, land_file
 from ingest.line_guard import ParserBug, TooManyBadValues, blamed_line
 from ingest.manifest import Manifest, ManifestError, parse_manifest, utc_offset_minutes
 from ingest.parsers import PARSERS, ParseContext
+from ingest.resources import apply_limits
 from ingest.source import BadInput, FileSource, count_lines
 
 DETECT_VERSION = "detect-1"
@@ -130,6 +131,7 @@ def ingest_archive(
     report = IngestReport()
     used_ids: dict[str, str] = {}
     with duckdb.connect(str(db_path)) as con:
+        apply_limits(con)
         ensure_schema(con)
         for row in con.execute("select run_id, run_key from raw.runs").fetchall():
             used_ids[row[0]] = row[1]

@@ -10,6 +10,7 @@ from pathlib import Path
 import duckdb
 
 from expectations.suites import SUITES, Check
+from ingest.resources import apply_limits
 
 
 @dataclass
@@ -47,6 +48,7 @@ def validate(db_path: Path, gx_dir: Path, suites: list[str] | None = None) -> Pa
     source = ctx.data_sources.add_or_update_pandas("mtabench")
     failures: list[Failure] = []
     with duckdb.connect(str(db_path), read_only=True) as con:
+        apply_limits(con)
         for suite_name in suites or list(SUITES):
             for check in SUITES[suite_name]:
                 failures += _run_check(gx, ctx, source, con, suite_name, check)
