@@ -1,4 +1,9 @@
-"""Publishing: copy a validated DuckDB file to the serving path atomically.
+"""Publishing: write what readers read from a validated build to the serving path, atomically.
+
+The serving file holds the marts (`main`), the reference seeds and the small ledger tables
+(`raw.files`, `raw.runs`, `raw.quarantine`: what loaded, what failed, which lines were set
+aside); the landing's bulk tables and the intermediate models stay in the build file, so
+the serving file grows with the marts, not with the archive.
 
 Readers (Superset, ad-hoc SQL) open the serving file read-only. os.replace swaps
 the directory entry in one step: open readers keep the old snapshot, the next
@@ -8,14 +13,17 @@ query sees the new file, nobody sees a half-written one or a lock.
 from __future__ import annotations
 
 import os
-import shutil
 import tempfile
 import time
 from pathlib import Path
 
+import duckdb
+
 PREFIX = ".publishing-"
 # a temp copy without a readable pid (older releases) counts as stale after this long
 STALE_AFTER_S = 3600
+PUBLISHED_SCHEMAS = ("main", "reference")
+PUBLISHED_RAW = ("files", "runs", "quarantine")
 
 
 def _alive(pid: int) -> bool:
@@ -39,6 +47,7 @@ def remove_stale_copies(folder: Path) -> list[Path]:
                 stale = time.time() - tmp.stat().st_mtime > STALE_AFTER_S
             if stale:
                 tmp.unlink()
+                tmp.with_name(tmp.name + ".wal").unlink(missing_ok=True)  # DuckDB's, if killed mid-write
                 removed.append(tmp)
         except FileNotFoundError:  # another publish cleaned it meanwhile
             continue
@@ -53,13 +62,36 @@ def _fsync_dir(folder: Path) -> None:
         os.close(fd)
 
 
+def published_tables(con, catalog: str) -> list[tuple[str, str]]:
+    """(schema, table) of the build's tables that readers read, views left out."""
+    return con.execute(
+        """select table_schema, table_name from information_schema.tables
+           where table_catalog = ? and table_type = 'BASE TABLE'
+             and (list_contains(?, table_schema) or (table_schema = 'raw' and list_contains(?, table_name)))
+           order by all""",
+        [catalog, list(PUBLISHED_SCHEMAS), list(PUBLISHED_RAW)],
+    ).fetchall()
+
+
+def _write_published_tables(db: Path, out: Path) -> None:
+    out.unlink()  # DuckDB refuses an existing empty file; the name stays ours (pid in it)
+    with duckdb.connect(str(out)) as con:
+        path = str(db).replace("'", "''")
+        con.execute(f"attach '{path}' as build (read_only)")
+        for schema, table in published_tables(con, "build"):
+            con.execute(f'create schema if not exists "{schema}"')
+            con.execute(f'create table "{schema}"."{table}" as from build."{schema}"."{table}"')
+        con.execute("detach build")
+        con.execute("checkpoint")
+
+
 def publish(db: Path, serving: Path) -> Path:
     serving.parent.mkdir(parents=True, exist_ok=True)
     remove_stale_copies(serving.parent)
     fd, tmp = tempfile.mkstemp(prefix=f"{PREFIX}{os.getpid()}-", suffix=".duckdb", dir=serving.parent)
     os.close(fd)
     try:
-        shutil.copyfile(db, tmp)
+        _write_published_tables(db, Path(tmp))
         os.chmod(tmp, 0o644)  # mkstemp makes it 0600; readers may run as another user
         # the data must be on disk before the name points at it, or a crash can serve a torn file
         with open(tmp, "rb+") as f:
@@ -68,5 +100,6 @@ def publish(db: Path, serving: Path) -> Path:
         _fsync_dir(serving.parent)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
+        Path(tmp + ".wal").unlink(missing_ok=True)
         raise
     return serving

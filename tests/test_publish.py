@@ -1,4 +1,5 @@
-"""Publishing goes where the user asked, and a publish killed mid-copy leaves nothing behind."""
+"""Publishing goes where the user asked, holds what readers read (not the landing), and a
+publish killed mid-write leaves nothing behind."""
 
 from __future__ import annotations
 
@@ -10,10 +11,40 @@ import subprocess
 import sys
 import time
 
+import duckdb
 from conftest import SAMPLES
 
 from mtabench.cli import main
-from mtabench.publish import publish
+from mtabench.publish import PUBLISHED_RAW, publish
+
+
+def _tables(db) -> dict[str, int]:
+    """Every base table of a DuckDB file with its row count."""
+    with duckdb.connect(str(db), read_only=True) as con:
+        names = con.execute(
+            "select table_schema || '.' || table_name from information_schema.tables "
+            "where table_type = 'BASE TABLE'"
+        ).fetchall()
+        return {n: con.execute(f"select count(*) from {n}").fetchone()[0] for (n,) in names}
+
+
+def _assert_holds_the_marts_of(serving, build) -> None:
+    served, built = _tables(serving), _tables(build)
+    expected = {
+        n: c
+        for n, c in built.items()
+        if n.split(".")[0] in ("main", "reference") or n in {f"raw.{t}" for t in PUBLISHED_RAW}
+    }
+    assert served == expected
+    assert {"main.runs", "main.minutes", "main.messages", "raw.files"} <= served.keys()
+    with duckdb.connect(str(serving), read_only=True) as con:  # the same rows, not just as many
+        con.execute("attach '{}' as build (read_only)".format(str(build).replace("'", "''")))
+        for name in ("main.runs", "main.minutes", "main.comparisons", "raw.files"):
+            diff = con.execute(
+                f"select count(*) from ((from {name} except all from build.{name}) "
+                f"union all (from build.{name} except all from {name}))"
+            ).fetchone()[0]
+            assert diff == 0, name
 
 
 def _sha(path) -> str:
@@ -29,11 +60,21 @@ def test_scratch_build_leaves_the_default_serving_file_alone(built_db, data_dir,
     assert main(["run", str(archive), "--db", str(scratch)]) == 0
     assert _sha(default_serving) == before
     derived = scratch.parent / "serving" / "x.duckdb"
-    assert derived.is_file() and _sha(derived) == _sha(scratch)
+    assert derived.is_file()
+    _assert_holds_the_marts_of(derived, scratch)
     explicit = tmp_path / "elsewhere" / "served.duckdb"
     assert main(["publish", "--db", str(scratch), "--serving-db", str(explicit)]) == 0
-    assert _sha(explicit) == _sha(scratch)
+    _assert_holds_the_marts_of(explicit, scratch)
     assert _sha(default_serving) == before
+
+
+def test_serving_file_leaves_the_landing_and_intermediates_in_the_build(built_db, data_dir):
+    serving = data_dir / "serving" / "mtabench.duckdb"
+    _assert_holds_the_marts_of(serving, built_db)
+    served = _tables(serving)
+    assert not [n for n in served if n.startswith(("intermediate.", "staging."))]
+    assert "raw.postal_rows" not in served and "raw.noise" not in served
+    assert serving.stat().st_size < built_db.stat().st_size
 
 
 KILLED_PUBLISH = """
@@ -46,26 +87,26 @@ publish(Path(sys.argv[1]), Path(sys.argv[2]))
 
 def test_publish_killed_mid_copy_is_cleaned_up_by_the_next(tmp_path):
     big = tmp_path / "big.duckdb"
-    with open(big, "wb") as f:  # large enough that the copy takes a while
-        for _ in range(256):
-            f.write(os.urandom(1 << 20))
+    with duckdb.connect(str(big)) as con:  # large enough that writing its copy takes a while
+        con.execute("create table main.filler as select i, md5(i::varchar) as h from range(20000000) t(i)")
     serving = tmp_path / "serving" / "mtabench.duckdb"
     serving.parent.mkdir()
     proc = subprocess.Popen([sys.executable, "-c", KILLED_PUBLISH, str(big), str(serving)])
-    deadline = time.monotonic() + 30
+    deadline = time.monotonic() + 60
     leftovers: list = []
     while not leftovers and time.monotonic() < deadline:
-        leftovers = list(serving.parent.glob(".publishing-*.duckdb"))
+        leftovers = [p for p in serving.parent.glob(".publishing-*.duckdb") if p.stat().st_size > 0]
     proc.send_signal(signal.SIGKILL)
     proc.wait()
-    assert leftovers, "the child never started copying"
+    assert leftovers, "the child never started writing"
     assert leftovers[0].exists() and not serving.exists()  # killed before os.replace
     # a publish by a live process (this one) in the same folder must be left alone
     live = serving.parent / f".publishing-{os.getpid()}-inflight.duckdb"
     live.write_bytes(b"in progress")
 
     small = tmp_path / "small.duckdb"
-    small.write_bytes(b"validated")
+    with duckdb.connect(str(small)) as con:
+        con.execute("create table main.runs as select 'r1' as run_id")
     publish(small, serving)
-    assert serving.read_bytes() == b"validated"
+    assert _tables(serving) == {"main.runs": 1}
     assert sorted(serving.parent.iterdir()) == sorted([serving, live])
