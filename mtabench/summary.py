@@ -24,12 +24,16 @@ COLUMNS = [
 def summary_rows(db: Path) -> list[dict]:
     with duckdb.connect(str(db), read_only=True) as con:
         cur = con.execute(
-            """select r.*, d.sustainable_msgs_per_day
+            """select r.*, d.capacity_status, d.sustainable_msgs_per_day
                from main.runs r left join main.daily_capacity d using (run_id)
                order by r.started_at nulls last, r.run_id"""
         )
         names = [c[0] for c in cur.description]
-        return [dict(zip(names, row, strict=True)) for row in cur.fetchall()]
+        rows = [dict(zip(names, row, strict=True)) for row in cur.fetchall()]
+    for r in rows:  # a run too short for a per-minute rate is not extrapolated to a day
+        if r["capacity_status"] == "short":
+            r["sustainable_msgs_per_day"] = "short"
+    return rows
 
 
 def _fmt(v) -> str:
@@ -61,16 +65,20 @@ def notes(db: Path) -> list[str]:
     that could not be read (dates then come from file times), a run renamed on an id clash."""
     with duckdb.connect(str(db), read_only=True) as con:
         rows = con.execute(
-            """select r.run_id, r.status, r.status_reason, w.run_key, w.manifest_error, w.inferred
+            """select r.run_id, r.status, r.status_reason, w.run_key, w.manifest_error, w.inferred,
+                      case when d.capacity_status = 'short' then d.capacity_basis end as short_basis
                from main.runs r
                left join raw.runs w on w.run_id = regexp_replace(r.run_id, '#[0-9]+$', '')
+               left join main.daily_capacity d on d.run_id = r.run_id
                order by r.run_id"""
         ).fetchall()
     out = []
     seen_keys: set[str] = set()
-    for run_id, status, reason, run_key, manifest_error, inferred in rows:
+    for run_id, status, reason, run_key, manifest_error, inferred, short_basis in rows:
         if status != "ok":
             out.append(f"{run_id}: {status}: {reason or 'no reason recorded'}")
+        if short_basis:
+            out.append(f"{run_id}: no daily capacity: {short_basis}")
         if run_key is None or run_key in seen_keys:
             continue
         seen_keys.add(run_key)

@@ -258,3 +258,18 @@ def test_error_bursts_count_one_source(con):
         con.execute("select count(*) from error_bursts where dominant_code_events > errors").fetchone()[0]
         == 0
     )
+
+
+def test_run_summary_does_not_extrapolate_short_runs(built_db):
+    from mtabench.summary import notes, render, summary_rows
+
+    series = seed_series()
+    short = {"e-smtp-source-s5"} | {run_id for run_id, full in series.items() if len(full) < 3}
+    assert len(short) >= 2  # the smtp-source run and at least one seed segment
+    table = {line.split()[0]: line.split()[-1] for line in render(summary_rows(built_db)).splitlines()[2:]}
+    for run_id in short:
+        assert table[run_id] == "short", (run_id, table[run_id])
+    assert all(table[r] != "short" for r in series if r not in short)
+    said = "\n".join(notes(built_db))
+    for run_id in short:
+        assert f"{run_id}: no daily capacity: too short" in said
