@@ -21,6 +21,9 @@ class Check:
     expectations: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
 
 
+MAX_MONITOR_LEAD_MINUTES = 15
+
+
 def _nonneg(*cols: str) -> list[tuple[str, dict[str, Any]]]:
     return [("ExpectColumnValuesToBeBetween", {"column": c, "min_value": 0}) for c in cols]
 
@@ -112,6 +115,12 @@ MARTS: list[Check] = [
         "select *, case when has_load_row then minute_offset end as load_minute_offset from main.minutes",
         [
             *_nonneg("messages", "data_kb", "errors", "connections", "load_minute_offset"),
+            # samplers start seconds before the load: minutes far before it mean the files'
+            # dates disagree with the load's (e.g. an unreadable run.toml, dates from file times)
+            (
+                "ExpectColumnValuesToBeBetween",
+                {"column": "minute_offset", "min_value": -MAX_MONITOR_LEAD_MINUTES},
+            ),
             ("ExpectCompoundColumnsToBeUnique", {"column_list": ["run_id", "minute_offset"]}),
             ("ExpectColumnValuesToNotBeNull", {"column": "minute_at"}),
         ],
