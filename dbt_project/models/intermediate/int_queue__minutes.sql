@@ -15,7 +15,7 @@ samples as (
             partition by runs.run_id, {{ dbt.date_trunc('minute', 'q.sampled_at') }}
             order by q.sampled_at desc
         ) as recency
-    from {{ source('raw', 'queue_samples') }} as q
+    from {{ ref('stg_queue__samples') }} as q
     inner join {{ ref('int_file_runs') }} as runs
         on q.file_id = runs.file_id
 )

@@ -33,7 +33,7 @@ smtp_source as (
         min(s.start_at) as load_start,
         max(s.end_at) as load_end,
         cast(sum(s.messages) as bigint) as messages
-    from {{ source('raw', 'smtp_source_runs') }} as s
+    from {{ ref('stg_smtp_source__runs') }} as s
     inner join {{ ref('int_file_runs') }} as runs on s.file_id = runs.file_id
     group by runs.run_id
 ),

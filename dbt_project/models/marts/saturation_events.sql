@@ -37,7 +37,7 @@ postconf as (
     select
         files.run_key,
         max(cast(p.value as bigint)) as active_limit
-    from {{ source('raw', 'postconf_settings') }} as p
+    from {{ ref('stg_postconf__settings') }} as p
     inner join {{ ref('stg_raw__files') }} as files
         on p.file_id = files.file_id
     where p.name = 'qmgr_message_active_limit'

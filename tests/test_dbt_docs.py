@@ -1,0 +1,86 @@
+"""The dbt project documents and tests every model, and only staging reads the landing.
+
+Read from the manifest.json of the session's real `dbt build` (the `built_db` fixture), so
+a model added without a description, without a test of its grain, or reading `source()`
+from outside `models/staging/` fails here.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+# Models with no key to be unique on: one row per value of a data set, nothing else.
+KEYLESS = {"int_sample_sets": "one row per value of a data set (run minutes, sample series)"}
+GRAIN_TESTS = {"unique", "unique_combination"}
+
+
+@pytest.fixture(scope="module")
+def manifest(built_db, data_dir) -> dict:
+    # mtabench.dbt points DBT_TARGET_PATH at <data dir>/dbt_target
+    path = Path(data_dir) / "dbt_target" / "manifest.json"
+    assert path.exists(), f"dbt wrote no manifest at {path}"
+    return json.loads(path.read_text())
+
+
+@pytest.fixture(scope="module")
+def models(manifest) -> dict[str, dict]:
+    found = {n["name"]: n for n in manifest["nodes"].values() if n["resource_type"] == "model"}
+    # the project's three layers are all there (a wrong manifest would make the rest vacuous)
+    assert {"stg_raw__files", "int_file_runs", "runs", "messages"} <= found.keys()
+    return found
+
+
+@pytest.fixture(scope="module")
+def tests_by_model(manifest) -> dict[str, list[str]]:
+    """Generic test names attached to each model (unique, not_null, relationships, ...)."""
+    by_model: dict[str, list[str]] = {}
+    for node in manifest["nodes"].values():
+        if node["resource_type"] != "test" or not node.get("attached_node"):
+            continue
+        name = (node.get("test_metadata") or {}).get("name", "singular")
+        model = manifest["nodes"][node["attached_node"]]["name"]
+        by_model.setdefault(model, []).append(name)
+    return by_model
+
+
+def test_every_model_has_a_description(models):
+    missing = sorted(name for name, node in models.items() if not node["description"].strip())
+    assert missing == []
+
+
+def test_every_model_has_tests(models, tests_by_model):
+    missing = sorted(name for name in models if not tests_by_model.get(name))
+    assert missing == []
+
+
+def test_every_model_tests_its_grain(models, tests_by_model):
+    """A unique key (one column or a combination) on every model that has one."""
+    assert KEYLESS.keys() <= models.keys(), "a KEYLESS model was renamed or removed"
+    without = sorted(
+        name for name in models if name not in KEYLESS and not GRAIN_TESTS & set(tests_by_model.get(name, []))
+    )
+    assert without == []
+
+
+def test_only_staging_reads_sources(models):
+    outside = {
+        name: sorted(d for d in node["depends_on"]["nodes"] if d.startswith("source."))
+        for name, node in models.items()
+        if not node["original_file_path"].startswith("models/staging/")
+    }
+    assert {name: srcs for name, srcs in outside.items() if srcs} == {}
+
+
+def test_every_source_table_has_a_staging_model(manifest, models):
+    """Each landing table the models use is read by exactly one staging model."""
+    readers: dict[str, list[str]] = {}
+    for name, node in models.items():
+        for dep in node["depends_on"]["nodes"]:
+            if dep.startswith("source."):
+                readers.setdefault(dep, []).append(name)
+    assert readers, "no model reads a source: the manifest is not the project's"
+    assert {src: names for src, names in readers.items() if len(names) != 1} == {}
+    assert all(name.startswith("stg_") for names in readers.values() for name in names)
