@@ -21,7 +21,9 @@ import queue
 import tempfile
 import threading
 import uuid
+from collections import deque
 from collections.abc import Iterable, Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 
 import pyarrow as pa
@@ -32,6 +34,7 @@ from ingest.ledger import LineCounts
 
 FILES_DDL = "file_id BIGINT NOT NULL, table_name VARCHAR NOT NULL, path VARCHAR NOT NULL"
 NOISE, QUARANTINE = "__noise", "__quarantine"
+WRITERS = 2  # Parquet parts written at once (pyarrow encodes a file on one thread)
 LOW_CARD = {
     "ts_format",
     "host",
@@ -110,7 +113,7 @@ def rebuild_view(con, table: str, ddl: str) -> None:
     paths = [
         r[0]
         for r in con.execute(
-            "select path from raw.parquet_files where table_name = ? order by file_id", [table]
+            "select path from raw.parquet_files where table_name = ? order by file_id, path", [table]
         ).fetchall()
     ]
     if paths:
@@ -190,17 +193,45 @@ def prefetch(blocks: Iterable, depth: int = 1) -> Iterator:
         t.join()
 
 
+def _write_part(tmp: Path, final: Path, tb: pa.Table) -> None:
+    """One block's rows as one Parquet file (one row group), under a temporary name, renamed
+    when complete. Runs in a writer thread: pyarrow releases the GIL while it encodes."""
+    names = set(tb.schema.names)
+    writer = pq.ParquetWriter(
+        tmp,
+        tb.schema,
+        # zstd where the bytes are (free text); snappy elsewhere: a zstd context per column
+        # chunk cost more than it saved on short and null columns
+        compression={f.name: "zstd" if f.name in FREE_TEXT else "snappy" for f in tb.schema},
+        compression_level={n: 1 for n in FREE_TEXT if n in names},
+        # dictionaries only where values repeat (kinds, programs, hosts, statuses)
+        use_dictionary=[f.name for f in tb.schema if f.type == pa.string() and f.name in LOW_CARD],
+        write_statistics=["file_id", "line_no", "ts"],
+    )
+    try:
+        writer.write_table(tb, row_group_size=max(tb.num_rows, 1))
+    finally:
+        writer.close()
+    os.replace(tmp, final)
+
+
 def land(con, file_id: int, table: str, ddl: str, blocks: Iterable[list[pa.RecordBatch]]) -> LineCounts:
-    """Write a file's batches: rows to Parquet, noise and quarantine to their tables."""
+    """Write a file's batches: rows to Parquet, noise and quarantine to their tables.
+
+    Each block becomes one Parquet part (`<table>-<file_id>-<tag>-<seq>.parquet`), written
+    by WRITERS threads while the parser works on the next block; the view lists a file's
+    parts in `seq` order, so rows keep the file's line order. The ledger rows naming the
+    parts are inserted only after every part is complete."""
     d = store_dir(con)
     d.mkdir(parents=True, exist_ok=True)
-    final = d / f"{table}-{int(file_id)}-{uuid.uuid4().hex[:12]}.parquet"
-    tmp = final.with_name("." + final.name + ".tmp")
+    stem = f"{table}-{int(file_id)}-{uuid.uuid4().hex[:12]}"
     names = [n for n, _ in _columns(ddl)]
-    writer = None
+    parts: list[tuple[Path, Path]] = []
+    pending: deque[Future] = deque()
+    pool = ThreadPoolExecutor(max_workers=WRITERS, thread_name_prefix="parquet-part")
     total = noise = quarantined = 0
     try:
-        for batches in prefetch(blocks):
+        for seq, batches in enumerate(prefetch(blocks)):
             tb = pa.Table.from_batches(batches)
             total += tb.num_rows
             kind = tb.column("kind")
@@ -228,33 +259,29 @@ def land(con, file_id: int, table: str, ddl: str, blocks: Iterable[list[pa.Recor
             tb = tb.append_column("file_id", pa.repeat(pa.scalar(int(file_id), pa.int64()), n))
             tb = tb.append_column("item_no", pa.repeat(pa.scalar(0, pa.int32()), n))
             tb = tb.select(names)
-            if writer is None:
-                writer = pq.ParquetWriter(
-                    tmp,
-                    tb.schema,
-                    # zstd where the bytes are (free text); snappy elsewhere: a zstd context
-                    # per column chunk cost more than it saved on short and null columns
-                    compression={f.name: "zstd" if f.name in FREE_TEXT else "snappy" for f in tb.schema},
-                    compression_level={n: 1 for n in FREE_TEXT if n in names},
-                    # dictionaries only where values repeat (kinds, programs, hosts, statuses)
-                    use_dictionary=[
-                        f.name for f in tb.schema if f.type == pa.string() and f.name in LOW_CARD
-                    ],
-                    write_statistics=["file_id", "line_no", "ts"],
-                )
-            writer.write_table(tb, row_group_size=max(n, 1))
-        if writer is not None:
-            writer.close()
-            writer = None
-            os.replace(tmp, final)
+            final = d / f"{stem}-{seq:06d}.parquet"
+            tmp = final.with_name("." + final.name + ".tmp")
+            parts.append((tmp, final))
+            pending.append(pool.submit(_write_part, tmp, final, tb))
+            del tb
+            while len(pending) >= WRITERS:  # bounded: memory stays flat
+                pending.popleft().result()
+        while pending:
+            pending.popleft().result()
     except BaseException:
-        if writer is not None:
-            writer.close()
-        tmp.unlink(missing_ok=True)
+        pool.shutdown(wait=True, cancel_futures=True)
+        for tmp, final in parts:
+            tmp.unlink(missing_ok=True)
+            final.unlink(missing_ok=True)
         raise
+    finally:
+        pool.shutdown(wait=True)
     forget(con, file_id, {})
     con.execute("delete from raw.parquet_files where file_id = ? and table_name = ?", [file_id, table])
     if total:
-        con.execute("insert into raw.parquet_files values (?, ?, ?)", [int(file_id), table, str(final)])
+        con.executemany(
+            "insert into raw.parquet_files values (?, ?, ?)",
+            [[int(file_id), table, str(final)] for _, final in parts],
+        )
     rebuild_view(con, table, ddl)
     return LineCounts(total, total - noise - quarantined, noise, quarantined)
