@@ -1,12 +1,14 @@
 """Bulk tables (raw.maillog) as per-file Parquet behind a DuckDB view.
 
-A parser with `record_batches` hands over Arrow batches; its rows go to one Parquet file
-per input file (zstd, one row group per block), written under a temporary name and
-renamed. `raw.parquet_files` records which file holds each input file's rows, in the same
-transaction as the file's `raw.files` row, and the view `raw.<table>` is rebuilt in that
-transaction over exactly the recorded files. So a crash between the rename and the commit
-(or a stale file) is never visible: the committed view does not name it. Files no
-committed row names are removed the next time the schema is ensured.
+A parser with `record_batches` hands over Arrow batches, one list per block; each block's
+rows go to one Parquet part (zstd on free text, snappy elsewhere; one row group), written
+by a pool of writer threads under a temporary name and renamed, while the parser works on
+the next block. `raw.parquet_files` records which parts hold each input file's rows (in
+block order), in the same transaction as the file's `raw.files` row, and the view
+`raw.<table>` is rebuilt in that transaction over exactly the recorded parts. So a crash
+between a rename and the commit (or a stale file) is never visible: the committed view
+does not name it. Files no committed row names are removed the next time the schema is
+ensured.
 
 The Parquet folder sits beside the DuckDB file (`<db>.parquet/`); an in-memory database
 (tests, `mtabench parse`) uses a folder under the temporary directory. Noise and
