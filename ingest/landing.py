@@ -4,8 +4,6 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-import pandas as pd
-
 from ingest import arrow_landing
 from ingest.ledger import Ledger, LineCounts
 from ingest.line_guard import parse_guarded
@@ -77,6 +75,8 @@ def delete_file_rows(con, file_id: int) -> None:
 def _insert(con, table: str, file_id: int, records: list[dict]) -> None:
     if not records:
         return
+    import pandas as pd  # here, not at the top: the maillog path never needs it (~1-2 s of import)
+
     df = pd.DataFrame.from_records(records)
     df.insert(0, "file_id", file_id)
     con.register("_landing_df", df)

@@ -66,3 +66,55 @@ def test_rollback_leaves_the_view_and_sweeps_the_orphan(tmp_path):
         con.execute("commit")
         assert con.execute("select count(*) from raw.maillog").fetchone() == (0,)
         assert con.execute("select count(*) from raw.noise").fetchone() == (0,)
+
+
+def _blocks_of(path, size):
+    from ingest.parsers.maillog import parse_stream, read_blocks
+
+    fh = path.open("rb")
+    return parse_stream(read_blocks(fh, size), 2026, ParseContext(year=2026), threads=2)
+
+
+def test_a_file_in_many_blocks_lands_as_parts_in_line_order(tmp_path):
+    """Each block is its own Parquet part, written by parallel writers; the view lists a
+    file's parts in block order, so line order holds, and a failing block leaves no part."""
+    from ingest import arrow_landing
+    from ingest.landing import PROVENANCE
+    from ingest.parsers.maillog import COLUMNS
+
+    lines = [
+        f"Nov 21 22:{i // 60:02d}:{i % 60:02d} mx1 postfix/qmgr[2]: ABC{i:06d}: removed" for i in range(600)
+    ]
+    lines[250] = "junk that is no log line"  # quarantined, from a middle block
+    log = tmp_path / "maillog"
+    log.write_text("\n".join(lines) + "\n")
+    ddl = f"{PROVENANCE}, {COLUMNS}"
+    store = tmp_path / "x.duckdb.parquet"
+    with duckdb.connect(str(tmp_path / "x.duckdb")) as con:
+        ensure_schema(con)
+        con.execute("begin")
+        c = arrow_landing.land(con, 7, "maillog", ddl, _blocks_of(log, 1000))  # ~15 lines a block
+        con.execute("commit")
+        assert (c.total, c.parsed, c.quarantined) == (600, 599, 1)
+        parts = sorted(store.iterdir())
+        assert len(parts) > 20, parts  # one part per block
+        got = con.execute("select line_no, queue_id from raw.maillog").fetchall()  # no order by
+        want = [(i + 1, f"ABC{i:06d}") for i in range(600) if i != 250]
+        assert got == want
+        assert con.execute("select line_no from raw.quarantine").fetchall() == [(251,)]
+
+        def failing():
+            for n, block in enumerate(_blocks_of(log, 1000)):
+                if n == 30:
+                    raise OSError("disk gone")
+                yield block
+
+        con.execute("begin")
+        try:
+            arrow_landing.land(con, 8, "maillog", ddl, failing())
+        except OSError:
+            con.execute("rollback")
+        else:
+            raise AssertionError("the failing block did not fail the landing")
+        assert sorted(store.iterdir()) == parts  # no part, no temporary file left
+        assert con.execute("select count(*) from raw.maillog").fetchone() == (599,)

@@ -77,6 +77,20 @@ def arrow_schema() -> pa.Schema:
     return pa.schema([(n, types[t]) for n, t in _ALL])
 
 
+_NULLS: dict[pa.DataType, pa.Array] = {}
+
+
+def _nulls(n: int, typ: pa.DataType) -> pa.Array:
+    """An all-null array of n rows: a slice of one cached array per type (most columns are
+    all null in most chunks; fresh ones cost an allocation and a page fault each)."""
+    import pyarrow as pa
+
+    have = _NULLS.get(typ)
+    if have is None or len(have) < n:
+        have = _NULLS[typ] = pa.nulls(max(n, 1 << 18), typ)
+    return have.slice(0, n)
+
+
 def _batch(n: int, cols: list, schema: pa.Schema) -> pa.RecordBatch:
     """Arrow arrays straight over the Rust buffers (no copy)."""
     import pyarrow as pa
@@ -84,7 +98,7 @@ def _batch(n: int, cols: list, schema: pa.Schema) -> pa.RecordBatch:
     arrays = []
     for (_name, _t, nulls, valid, offsets, data), field in zip(cols, schema, strict=True):
         if data is None:  # no line of the chunk set this column
-            arrays.append(pa.nulls(n, field.type))
+            arrays.append(_nulls(n, field.type))
             continue
         bufs = [pa.py_buffer(valid) if valid is not None else None]
         if offsets is not None:

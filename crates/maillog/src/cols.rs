@@ -1,6 +1,8 @@
 //! Output columns: their names and Arrow types, and per-column buffers (values, offsets,
 //! validity) that Python wraps with `pyarrow.Array.from_buffers`.
 
+use std::mem::MaybeUninit;
+
 #[derive(Clone, Copy, PartialEq, Eq)]
 pub enum Ty {
     Ts,
@@ -63,13 +65,14 @@ pub enum V<'a> {
     F(f64),
 }
 
-/// The columns one line sets (most stay null): at most MAX_SET (column, value) pairs.
+/// The columns one line sets (most stay null): a value slot per column and a bit mask of
+/// the slots set, so `set` is O(1) and a fresh row costs nothing to make.
 pub struct Row<'a> {
-    n: usize,
-    e: [(u8, V<'a>); MAX_SET],
+    mask: u128,
+    v: [MaybeUninit<V<'a>>; N],
 }
 
-const MAX_SET: usize = 40;
+const _: () = assert!(N <= 128, "Row's mask holds 128 columns");
 
 impl<'a> Default for Row<'a> {
     fn default() -> Self {
@@ -80,25 +83,16 @@ impl<'a> Default for Row<'a> {
 impl<'a> Row<'a> {
     #[inline]
     pub fn new() -> Self {
-        Row { n: 0, e: [(0, V::Null); MAX_SET] }
+        Row { mask: 0, v: [const { MaybeUninit::uninit() }; N] }
     }
     #[inline]
     fn set(&mut self, c: C, v: V<'a>) {
-        let c = c as u8;
-        for i in 0..self.n {
-            if self.e[i].0 == c {
-                if let V::Null = v {
-                    self.e[i] = self.e[self.n - 1];
-                    self.n -= 1;
-                } else {
-                    self.e[i].1 = v;
-                }
-                return;
-            }
-        }
-        if !matches!(v, V::Null) && self.n < MAX_SET {
-            self.e[self.n] = (c, v);
-            self.n += 1;
+        let c = c as usize;
+        if let V::Null = v {
+            self.mask &= !(1u128 << c);
+        } else {
+            self.v[c] = MaybeUninit::new(v);
+            self.mask |= 1u128 << c;
         }
     }
     #[inline]
@@ -117,9 +111,17 @@ impl<'a> Row<'a> {
     pub fn f(&mut self, c: C, x: Option<f64>) {
         self.set(c, x.map_or(V::Null, V::F));
     }
+    #[inline]
+    fn at(&self, c: usize) -> V<'a> {
+        if self.mask & (1u128 << c) == 0 {
+            V::Null
+        } else {
+            // SAFETY: a set mask bit means slot c was written by `set`
+            unsafe { self.v[c].assume_init() }
+        }
+    }
     pub fn get(&self, c: C) -> V<'a> {
-        let c = c as u8;
-        self.e[..self.n].iter().find(|e| e.0 == c).map_or(V::Null, |e| e.1)
+        self.at(c as usize)
     }
     pub fn get_s(&self, c: C) -> Option<&'a [u8]> {
         match self.get(c) {
@@ -130,8 +132,11 @@ impl<'a> Row<'a> {
 }
 
 /// One column's Arrow buffers, filled lazily: rows a line leaves null are padded in bulk.
+/// The buffers come from `pool` (slot = column index), so a block reuses the pages of
+/// an earlier one instead of faulting in fresh zeroed ones.
 pub struct Col {
     pub ty: Ty,
+    pub slot: usize,
     pub valid: Vec<u8>,
     pub nulls: usize,
     pub offsets: Vec<i32>, // Str only
@@ -140,9 +145,16 @@ pub struct Col {
 }
 
 impl Col {
-    fn new(ty: Ty) -> Self {
-        let offsets = if ty == Ty::Str { vec![0] } else { Vec::new() };
-        Col { ty, valid: Vec::new(), nulls: 0, offsets, data: Vec::new(), rows: 0 }
+    fn new(ty: Ty, slot: usize, cap: usize) -> Self {
+        let mut valid = pool::take_u8(pool::valid_slot(slot));
+        valid.resize(cap.div_ceil(8), 0); // zeroed: bits are only ever set
+        let mut offsets = Vec::new();
+        if ty == Ty::Str {
+            offsets = pool::take_i32(slot);
+            offsets.push(0);
+        }
+        let data = pool::take_u8(pool::data_slot(slot));
+        Col { ty, slot, valid, nulls: 0, offsets, data, rows: 0 }
     }
 
     fn width(&self) -> usize {
@@ -154,6 +166,7 @@ impl Col {
     }
 
     /// Pad with nulls up to `r` rows.
+    #[inline]
     fn pad(&mut self, r: usize) {
         if self.rows >= r {
             return;
@@ -199,21 +212,87 @@ impl Col {
     }
 }
 
+impl Drop for Col {
+    fn drop(&mut self) {
+        // buffers not handed to Python (taken out by then) go back to the pool
+        pool::give_u8(pool::valid_slot(self.slot), std::mem::take(&mut self.valid));
+        pool::give_u8(pool::data_slot(self.slot), std::mem::take(&mut self.data));
+        pool::give_i32(self.slot, std::mem::take(&mut self.offsets));
+    }
+}
+
+/// Column buffers kept for reuse, per slot (two u8 slots per column: validity, data; one
+/// i32 slot: offsets). A slot keeps at most KEEP buffers, so the pool never holds more
+/// than a few blocks' worth: memory stays flat.
+pub mod pool {
+    use std::sync::Mutex;
+
+    const KEEP: usize = 4;
+    const SLOTS: usize = 2 * super::N;
+
+    static U8: Mutex<Vec<Vec<Vec<u8>>>> = Mutex::new(Vec::new());
+    static I32: Mutex<Vec<Vec<Vec<i32>>>> = Mutex::new(Vec::new());
+
+    pub fn valid_slot(col: usize) -> usize {
+        2 * col
+    }
+    pub fn data_slot(col: usize) -> usize {
+        2 * col + 1
+    }
+
+    fn take<T>(p: &Mutex<Vec<Vec<Vec<T>>>>, slot: usize) -> Vec<T> {
+        let mut g = p.lock().unwrap_or_else(|e| e.into_inner());
+        let mut v = g.get_mut(slot).and_then(|s| s.pop()).unwrap_or_default();
+        v.clear();
+        v
+    }
+
+    fn give<T>(p: &Mutex<Vec<Vec<Vec<T>>>>, slot: usize, v: Vec<T>) {
+        if v.capacity() == 0 || slot >= SLOTS {
+            return;
+        }
+        let mut g = p.lock().unwrap_or_else(|e| e.into_inner());
+        if g.len() < SLOTS {
+            g.resize_with(SLOTS, Vec::new);
+        }
+        if g[slot].len() < KEEP {
+            g[slot].push(v);
+        }
+    }
+
+    pub fn take_u8(slot: usize) -> Vec<u8> {
+        take(&U8, slot)
+    }
+    pub fn give_u8(slot: usize, v: Vec<u8>) {
+        give(&U8, slot, v)
+    }
+    pub fn take_i32(slot: usize) -> Vec<i32> {
+        take(&I32, slot)
+    }
+    pub fn give_i32(slot: usize, v: Vec<i32>) {
+        give(&I32, slot, v)
+    }
+}
+
 pub struct Table {
     pub len: usize,
     pub cols: Vec<Col>,
 }
 
 impl Table {
-    pub fn new(_cap: usize) -> Self {
-        Table { len: 0, cols: COLUMNS.iter().map(|&(_, t)| Col::new(t)).collect() }
+    pub fn new(cap: usize) -> Self {
+        let cols = COLUMNS.iter().enumerate().map(|(i, &(_, t))| Col::new(t, i, cap)).collect();
+        Table { len: 0, cols }
     }
 
     #[inline]
     pub fn push(&mut self, row: &Row) {
         let r = self.len;
-        for &(c, v) in &row.e[..row.n] {
-            self.cols[c as usize].put(r, v);
+        let mut m = row.mask;
+        while m != 0 {
+            let c = m.trailing_zeros() as usize;
+            m &= m - 1;
+            self.cols[c].put(r, row.at(c));
         }
         self.len += 1;
     }

@@ -29,6 +29,9 @@ pub fn parse_chunk(data: &[u8], ctx: &Ctx) -> Chunk {
     let mut months = Vec::with_capacity(n_est);
     let mut start = 0usize;
     let mut line_no = 0i64;
+    // one check for the whole chunk (the usual case) instead of one per line: a chunk that
+    // is valid UTF-8 without NUL has only such lines ('\n' and '\r' are ASCII)
+    let clean = memchr::memchr(0, data).is_none() && std::str::from_utf8(data).is_ok();
     while start < data.len() {
         let end = memchr::memchr(b'\n', &data[start..]).map_or(data.len(), |i| start + i);
         let mut line = &data[start..end];
@@ -40,6 +43,11 @@ pub fn parse_chunk(data: &[u8], ctx: &Ctx) -> Chunk {
         let mut row = Row::new();
         row.i(C::line_no, Some(line_no));
         let m;
+        if clean {
+            months.push(parse_line(line, false, ctx, &mut row));
+            table.push(&row);
+            continue;
+        }
         match std::str::from_utf8(line) {
             Ok(_) if memchr::memchr(0, line).is_none() => {
                 m = parse_line(line, false, ctx, &mut row);
@@ -149,6 +157,14 @@ pub fn parse_block(data: &[u8], ctx: &Ctx, years: &mut Years, first_line_no: i64
 struct Buf {
     v: Vec<u8>,
     o: Vec<i32>, // offsets (used instead of v when not empty)
+    slot: usize, // cols::pool slot the buffer returns to when Python lets go of it
+}
+
+impl Drop for Buf {
+    fn drop(&mut self) {
+        cols::pool::give_u8(self.slot, std::mem::take(&mut self.v));
+        cols::pool::give_i32(self.slot, std::mem::take(&mut self.o));
+    }
 }
 
 #[pymethods]
@@ -173,14 +189,14 @@ impl Buf {
     }
 }
 
-fn buf<'py>(py: Python<'py>, v: Vec<u8>) -> PyResult<Bound<'py, PyAny>> {
-    Ok(Bound::new(py, Buf { v, o: Vec::new() })?.into_any())
+fn buf<'py>(py: Python<'py>, v: Vec<u8>, slot: usize) -> PyResult<Bound<'py, PyAny>> {
+    Ok(Bound::new(py, Buf { v, o: Vec::new(), slot })?.into_any())
 }
 
 fn table_to_py<'py>(py: Python<'py>, t: Table) -> PyResult<Bound<'py, PyList>> {
     let out = PyList::empty(py);
     let n = t.len;
-    for (col, &(name, ty)) in t.cols.into_iter().zip(COLUMNS.iter()) {
+    for (mut col, &(name, ty)) in t.cols.into_iter().zip(COLUMNS.iter()) {
         let none = || py.None().into_bound(py);
         // a column no line of the chunk set: no buffers (Python makes an all-null array)
         let all_null = col.nulls == n;
@@ -188,12 +204,17 @@ fn table_to_py<'py>(py: Python<'py>, t: Table) -> PyResult<Bound<'py, PyList>> {
             (none(), none(), none())
         } else {
             let offsets = if ty == Ty::Str {
-                Bound::new(py, Buf { v: Vec::new(), o: col.offsets })?.into_any()
+                let o = std::mem::take(&mut col.offsets);
+                Bound::new(py, Buf { v: Vec::new(), o, slot: col.slot })?.into_any()
             } else {
                 none()
             };
-            let valid = if col.nulls == 0 { none() } else { buf(py, col.valid)? };
-            (valid, offsets, buf(py, col.data)?)
+            let valid = if col.nulls == 0 {
+                none()
+            } else {
+                buf(py, std::mem::take(&mut col.valid), cols::pool::valid_slot(col.slot))?
+            };
+            (valid, offsets, buf(py, std::mem::take(&mut col.data), cols::pool::data_slot(col.slot))?)
         };
         let item = PyTuple::new(
             py,
