@@ -167,8 +167,9 @@ def ingest_run(settings: Settings, run_key: str) -> str:
     return run_key
 
 
-def validate(settings: Settings, suite: str) -> None:
-    run_cli(settings, "validate", "--suite", suite)
+def validate(settings: Settings, suite: str | None = None) -> None:
+    """Run one expectation suite, or every suite (landing and marts) in one process."""
+    run_cli(settings, "validate", *(("--suite", suite) if suite else ()))
 
 
 def publish(settings: Settings) -> str:
