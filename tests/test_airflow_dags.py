@@ -61,9 +61,19 @@ def test_dags_listed(env):
     assert {"mtabench_inbox", "mtabench_serving_report"} <= dags
 
 
-def test_one_dbt_task_per_model(env):
+def test_one_dbt_build_and_a_sensor_per_node(env):
+    """Cosmos WATCHER: one producer task runs `dbt build`; each model and seed has a sensor."""
     tasks = set(airflow(env, "tasks", "list", "mtabench_inbox").split())
-    assert {"scan", "anything_to_do", "ingest", "validate_landing", "validate_marts", "publish"} <= tasks
-    models = {p.stem for p in (REPO / "dbt_project" / "models").rglob("*.sql")}
-    missing = {m for m in models if f"dbt.{m}_model_build" not in tasks}
-    assert not missing, f"no Cosmos task for models {sorted(missing)}"
+    assert {"scan", "anything_to_do", "ingest", "validate", "publish"} <= tasks
+    assert "dbt.dbt_producer_watcher" in tasks
+    project = REPO / "dbt_project"
+    models = {p.stem for p in (project / "models").rglob("*.sql")}
+    seeds = {p.stem for p in (project / "seeds").glob("*.csv")}
+    assert models and seeds
+    missing = {m for m in models if not {f"dbt.{m}.run", f"dbt.{m}_run"} & tasks}
+    missing |= {s for s in seeds if f"dbt.{s}_seed" not in tasks}
+    assert not missing, f"no Cosmos sensor for {sorted(missing)}"
+    # models with tests in their .yml get a sensor for those tests
+    assert {"dbt.runs.test", "dbt.stg_raw__files.test"} <= tasks
+    # no task builds one model on its own any more (the old one-dbt-process-per-node design)
+    assert not [t for t in tasks if t.endswith("_model_build")]

@@ -4,9 +4,11 @@ Real Airflow 3 (envs/airflow), real Cosmos + dbt, real GX, no mocks. One module-
 ingests samples/ plus a truncated bundle; its published serving file must hold, per run, the
 same mart rows as `mtabench run` on samples/ in a separate data folder (run concurrently). A
 second DAG run gets a run whose manifest says timezone "+15:00" (real input: the manifest
-parser accepts any ±HH:MM offset, the landing suite allows -12:00..+14:00): validate_landing
-must fail at once, naming the expectation, without retries, and leave the serving file
-byte-identical.
+parser accepts any ±HH:MM offset, the landing suite allows -12:00..+14:00): validate must fail
+at once, naming the expectation, without retries, and leave the serving file byte-identical.
+dbt runs once per DAG run (Cosmos WATCHER: one `dbt build` in the producer task, one sensor per
+model); a failed dbt test fails the DAG at the build, shows on the test's sensor and publishes
+nothing.
 """
 
 from __future__ import annotations
@@ -59,6 +61,20 @@ def task_states(env: dict[str, str], dag_id: str) -> dict[str, tuple[str | None,
             [dag_id, run_id],
         ).fetchall()
     return {(t if m < 0 else f"{t}[{m}]"): (s, n) for t, m, s, n in rows}
+
+
+def task_times(env: dict[str, str], dag_id: str) -> dict[str, tuple[str, str]]:
+    """(start, end) per task of the DAG's latest run (UTC, as stored: comparable as text)."""
+    with sqlite3.connect(Path(env["AIRFLOW_HOME"]) / "airflow.db") as db:
+        (run_id,) = db.execute(
+            "select run_id from dag_run where dag_id = ? order by id desc limit 1", [dag_id]
+        ).fetchone()
+        rows = db.execute(
+            "select task_id, start_date, end_date from task_instance"
+            " where dag_id = ? and run_id = ? and map_index < 0 and start_date is not null",
+            [dag_id, run_id],
+        ).fetchall()
+    return {t: (start, end) for t, start, end in rows}
 
 
 def truncated_bundle(run_dir: Path) -> bytes:
@@ -128,6 +144,19 @@ def test_every_task_ran_once(pipeline):
     ingests = [k for k in states if k.startswith("ingest[")]
     runs = sum(1 for _ in (SAMPLES / "runs").iterdir()) + sum(1 for _ in (SAMPLES / "seed000").iterdir())
     assert len(ingests) == runs + 1  # one mapped task per run, and one for the broken bundle
+    models = {p.stem for p in (REPO / "dbt_project" / "models").rglob("*.sql")}
+    watched = {m for m in models if f"dbt.{m}.run" in states or f"dbt.{m}_run" in states}
+    assert watched == models, "a model has no sensor"
+
+
+def test_one_dbt_build_then_one_sensor_per_node(pipeline):
+    times = task_times(pipeline["env"], "mtabench_inbox")
+    producer = "dbt.dbt_producer_watcher"
+    _, built = times[producer]
+    sensors = {t: se for t, se in times.items() if t.startswith("dbt.") and not t.startswith(producer)}
+    assert len(sensors) > 36
+    early = sorted(t for t, (start, _) in sensors.items() if start < built)
+    assert not early, f"sensors started before the dbt build ended: {early}"
 
 
 def test_corrupt_bundle_recorded_and_rest_published(pipeline):
@@ -156,6 +185,31 @@ def test_downstream_dag_reads_serving_file(pipeline):
     assert f"{n} runs" in out
 
 
+def test_failed_dbt_test_fails_the_build_and_keeps_serving_file(pipeline):
+    """A landing row the dbt tests reject (a file status outside accepted_values, as a faulty
+    ingest could write) fails the one dbt build at once; its test sensor fails and names it."""
+    serving, landing = pipeline["serving"], pipeline["data"] / "mtabench.duckdb"
+    before = sha(serving)
+    with duckdb.connect(str(landing)) as con:
+        first = "select file_id, status from raw.files order by file_id limit 1"
+        file_id, status = con.execute(first).fetchone()
+        con.execute("update raw.files set status = 'tampered' where file_id = ?", [file_id])
+    try:
+        rc, out = dags_test(pipeline["env"], "mtabench_inbox", pipeline["root"] / "dags-test-dbt-fail.log")
+        assert rc != 0
+        states = task_states(pipeline["env"], "mtabench_inbox")
+        assert states["dbt.dbt_producer_watcher"] == ("failed", 1), "a failed build must not be retried"
+        assert states["dbt.stg_raw__files.test"] == ("failed", 1)
+        assert states["dbt.stg_raw__files.run"][0] == "success"
+        assert states["validate"][0] == "upstream_failed"
+        assert states["publish"][0] == "upstream_failed"
+        assert "accepted_values_stg_raw__files_status" in out, out[-6000:]
+        assert sha(serving) == before, "the serving file changed after a failed dbt test"
+    finally:
+        with duckdb.connect(str(landing)) as con:
+            con.execute("update raw.files set status = ? where file_id = ?", [status, file_id])
+
+
 def test_failed_expectation_fails_fast_and_keeps_serving_file(pipeline):
     serving = pipeline["serving"]
     before = sha(serving)
@@ -171,6 +225,7 @@ def test_failed_expectation_fails_fast_and_keeps_serving_file(pipeline):
     assert failure in out, out[-6000:]
     states = task_states(pipeline["env"], "mtabench_inbox")
     assert states["ingest[0]"][0] == "success"
-    assert states["validate_landing"] == ("failed", 1), "a failed expectation must not be retried"
+    assert states["dbt.dbt_producer_watcher"][0] == "success", "the build after a failed one"
+    assert states["validate"] == ("failed", 1), "a failed expectation must not be retried"
     assert states["publish"][0] == "upstream_failed"
     assert sha(serving) == before, "the serving file changed after a failed validation"

@@ -9,7 +9,7 @@ the services.
 By default the inbox is empty: the run executes scan and anything_to_do through the
 LocalExecutor (scan in the mtabench_duckdb pool) and skips the rest, which keeps CI short.
 MTABENCH_AIRFLOW_FULL_TEST=1 drops one sample run into the inbox instead: the whole pipeline runs
-under the scheduler (ingest, GX, one Cosmos task per dbt model, publish; ~6 min on 2 cores), and
+under the scheduler (ingest, one `dbt build` with a Cosmos sensor per model, GX, publish), and
 the serving Asset then triggers mtabench_serving_report.
 """
 

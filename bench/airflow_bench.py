@@ -1,0 +1,139 @@
+"""Airflow benchmark: what the `mtabench_inbox` DAG costs next to the CLI, on samples/.
+
+    uv run --frozen python bench/airflow_bench.py [--keep DIR] [--new-run runs/a-baseline-t5]
+
+In one temporary folder (AIRFLOW_HOME, inbox, two data folders), one after the other:
+
+1. parse: the DAG file once (`airflow dags list-import-errors --local`), which fills Cosmos's
+   cache of the dbt project (`dbt ls`); a scheduler does this once, not per run;
+2. CLI full: `mtabench run <inbox>` (the inbox holds a copy of samples/) in its own data folder;
+3. DAG full: `airflow dags test mtabench_inbox` on the same inbox, in the DAG's data folder;
+4. a new run folder lands in the inbox (a copy of --new-run under a new name and run_id);
+5. CLI one new run: `mtabench run <inbox>` again (ingests only the new run, rebuilds, publishes);
+6. DAG one new run: `airflow dags test mtabench_inbox` again.
+
+Every step must succeed, and both serving files must hold the same runs. Figures only, no
+assertion on time: the machine is shared and noisy, so compare the ratios within one run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import duckdb
+
+REPO = Path(__file__).resolve().parents[1]
+SAMPLES = REPO / "samples"
+VENV_BIN = Path(sys.executable).parent
+
+
+@dataclass
+class Step:
+    name: str
+    seconds: float
+    log: Path
+
+
+def run_step(name: str, cmd: list[str], env: dict[str, str], log: Path) -> Step:
+    t0 = time.monotonic()
+    with log.open("w") as out:
+        proc = subprocess.run(cmd, env=env, cwd=REPO, stdout=out, stderr=subprocess.STDOUT, check=False)
+    seconds = time.monotonic() - t0
+    if proc.returncode != 0:
+        tail = "\n".join(log.read_text().splitlines()[-40:])
+        sys.exit(f"{name} failed (exit {proc.returncode}, log {log}):\n{tail}")
+    print(f"  {name:<22} {seconds:7.1f} s   (log {log})", flush=True)
+    return Step(name, seconds, log)
+
+
+def airflow_env(home: Path, **extra: str) -> dict[str, str]:
+    """The project's Airflow environment (scripts/airflow_env.sh), set up in `home`."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("AIRFLOW", "VIRTUAL_ENV", "MTABENCH"))}
+    env.update(MTABENCH_AIRFLOW_HOME=str(home), **extra)
+    script = REPO / "scripts" / "airflow_env.sh"
+    proc = subprocess.run(["bash", str(script), "env", "-0"], env=env, capture_output=True, check=True)
+    # first-time set-up messages precede the first variable on stdout
+    pairs = (kv.rsplit("\n", 1)[-1] for kv in proc.stdout.decode().split("\0"))
+    return dict(kv.split("=", 1) for kv in pairs if "=" in kv)
+
+
+def add_run(inbox: Path, src: Path, run_id: str) -> None:
+    """A copy of `src` as a new run folder with its own run_id (as another recording would be)."""
+    dst = inbox / "runs" / run_id
+    shutil.copytree(src, dst)
+    manifest = dst / "run.toml"
+    text = re.sub(r'(?m)^run_id\s*=\s*"[^"]*"', f'run_id = "{run_id}"', manifest.read_text())
+    manifest.write_text(text)
+
+
+def served_runs(serving: Path) -> set[str]:
+    with duckdb.connect(str(serving), read_only=True) as con:
+        return {r[0] for r in con.execute("select run_id from main.runs").fetchall()}
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--keep", type=Path, help="work here and keep it (default: a temporary folder)")
+    ap.add_argument("--new-run", default="runs/a-baseline-t5", help="sample run copied as the new run")
+    args = ap.parse_args()
+
+    root = args.keep or Path(tempfile.mkdtemp(prefix="mtabench-airflow-bench-"))
+    root.mkdir(parents=True, exist_ok=True)
+    inbox, cli_data, dag_data, logs = root / "inbox", root / "cli-data", root / "dag-data", root / "logs"
+    for d in (inbox, cli_data, dag_data):
+        shutil.rmtree(d, ignore_errors=True)
+    logs.mkdir(exist_ok=True)
+    shutil.copytree(SAMPLES, inbox)
+    print(f"work folder {root}; load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores", flush=True)
+
+    af_env = airflow_env(
+        root / "airflow_home",
+        MTABENCH_INBOX=str(inbox),
+        MTABENCH_DATA=str(dag_data),
+        MTABENCH_INBOX_SCHEDULE="none",
+    )
+    cli_env = {k: v for k, v in os.environ.items() if not k.startswith("MTABENCH")}
+    cli_env["MTABENCH_DATA"] = str(cli_data)
+    cli = [str(VENV_BIN / "mtabench"), "run", str(inbox)]
+    dag = ["airflow", "dags", "test", "mtabench_inbox"]
+
+    parse = run_step(
+        "parse (cold cache)",
+        ["airflow", "dags", "list-import-errors", "--local"],
+        af_env,
+        logs / "parse.log",
+    )
+    cli_full = run_step("CLI full", cli, cli_env, logs / "cli-full.log")
+    dag_full = run_step("DAG full", dag, af_env, logs / "dag-full.log")
+    new_id = "zz-bench-new-run"
+    add_run(inbox, SAMPLES / args.new_run, new_id)
+    cli_new = run_step("CLI one new run", cli, cli_env, logs / "cli-new.log")
+    dag_new = run_step("DAG one new run", dag, af_env, logs / "dag-new.log")
+
+    cli_runs = served_runs(cli_data / "serving" / "mtabench.duckdb")
+    dag_runs = served_runs(dag_data / "serving" / "mtabench.duckdb")
+    if cli_runs != dag_runs or new_id not in dag_runs:
+        sys.exit(f"serving files differ: CLI only {cli_runs - dag_runs}, DAG only {dag_runs - cli_runs}")
+
+    print()
+    print(f"{'':24}{'CLI s':>8}{'DAG s':>8}{'DAG/CLI':>9}")
+    for what, c, d in (("full (samples/)", cli_full, dag_full), ("one new run", cli_new, dag_new)):
+        print(f"{what:<24}{c.seconds:8.1f}{d.seconds:8.1f}{d.seconds / c.seconds:8.2f}x")
+    print(f"DAG parse with a cold Cosmos cache (once per project change): {parse.seconds:.1f} s")
+    print(f"both serving files hold the same {len(dag_runs)} runs; load average now {os.getloadavg()[0]:.1f}")
+    if not args.keep:
+        shutil.rmtree(root, ignore_errors=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
