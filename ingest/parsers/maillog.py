@@ -144,7 +144,7 @@ def file_batches(
 
 class MaillogParser(Parser):
     format = "maillog"
-    version = "2.0.0"
+    version = "2.1.0"  # 2.1: Courier POP3/IMAP lines, Dovecot IMAP fetch counters
     tables = {"maillog": COLUMNS}
 
     def sniff(self, head: str, name: str) -> int:
