@@ -50,6 +50,7 @@ postal=(postal -t "$threads" -r "$smtp_rate" -m 4 127.0.0.1 "$BASE/users.txt")
 common=(--archive "$archive" --duration "$duration" --drain "$drain" --log2 "$BASE/log/dovecot.log")
 notes="mailbox side: postal (SMTP in) and rabid (POP out, IMAP share ${imap} %) at once; scripts/record_mailbox_run.sh"
 if [ "$rabid_only" = 1 ]; then
-  exec uv run --frozen mtabench record "$run_id" "${common[@]}" --notes "$notes (rabid alone)" "${extra[@]}" -- "${rabid[@]}"
+  notes="mailbox side only: rabid alone (POP out, IMAP share ${imap} %), no SMTP load; scripts/record_mailbox_run.sh --rabid-only"
+  exec uv run --frozen mtabench record "$run_id" "${common[@]}" --notes "$notes" "${extra[@]}" -- "${rabid[@]}"
 fi
 exec uv run --frozen mtabench record "$run_id" "${common[@]}" --notes "$notes" --also "${rabid[*]}" "${extra[@]}" -- "${postal[@]}"
