@@ -22,6 +22,26 @@ class Check:
 
 
 MAX_MONITOR_LEAD_MINUTES = 15
+# the mailbox side's counters in minutes and runs (README "Mailbox side")
+MAILBOX_COUNTS = (
+    "mailbox_sessions",
+    "pop3_sessions",
+    "imap_sessions",
+    "mailbox_logins",
+    "mailbox_login_failures",
+    "mailbox_disconnects",
+    "msgs_retrieved",
+    "msgs_deleted",
+    "bytes_retrieved",
+    "zero_byte_sessions",
+)
+RABID_COUNTS = (
+    "rabid_messages",
+    "rabid_data_kb",
+    "rabid_errors",
+    "rabid_connections",
+    "rabid_imap_connections",
+)
 
 
 def _nonneg(*cols: str) -> list[tuple[str, dict[str, Any]]]:
@@ -107,6 +127,28 @@ MARTS: list[Check] = [
                     "ignore_row_if": "either_value_is_missing",
                 },
             ),
+            # the mailbox side (POP3/IMAP server log, rabid's rows)
+            *_nonneg(*MAILBOX_COUNTS, "mailbox_full_minutes", "sustained_retrievals_per_min", *RABID_COUNTS),
+            ("ExpectColumnValuesToNotBeNull", {"column": "mailbox_full_minutes"}),
+            (
+                "ExpectColumnPairValuesAToBeGreaterThanB",
+                {
+                    "column_A": "peak_retrievals_per_min",
+                    "column_B": "sustained_retrievals_per_min",
+                    "or_equal": True,
+                    "ignore_row_if": "either_value_is_missing",
+                },
+            ),
+            # a zero-byte session is a session; so is every POP3 or IMAP one
+            (
+                "ExpectColumnPairValuesAToBeGreaterThanB",
+                {
+                    "column_A": "mailbox_sessions",
+                    "column_B": "zero_byte_sessions",
+                    "or_equal": True,
+                    "ignore_row_if": "either_value_is_missing",
+                },
+            ),
         ],
     ),
     Check(
@@ -120,6 +162,17 @@ MARTS: list[Check] = [
             (
                 "ExpectColumnValuesToBeBetween",
                 {"column": "minute_offset", "min_value": -MAX_MONITOR_LEAD_MINUTES},
+            ),
+            *_nonneg(*MAILBOX_COUNTS, *RABID_COUNTS),
+            ("ExpectColumnValuesToNotBeNull", {"column": "has_rabid_row"}),
+            (
+                "ExpectColumnPairValuesAToBeGreaterThanB",
+                {
+                    "column_A": "mailbox_sessions",
+                    "column_B": "zero_byte_sessions",
+                    "or_equal": True,
+                    "ignore_row_if": "either_value_is_missing",
+                },
             ),
             ("ExpectCompoundColumnsToBeUnique", {"column_list": ["run_id", "minute_offset"]}),
             ("ExpectColumnValuesToNotBeNull", {"column": "minute_at"}),
@@ -142,6 +195,8 @@ MARTS: list[Check] = [
                   sustained_msgs_per_day - sustained_msgs_per_min * minutes_per_day as sustained_day_residual,
                   conservative_msgs_per_day - conservative_msgs_per_min * minutes_per_day
                       as conservative_day_residual,
+                  sustained_retrievals_per_day - sustained_retrievals_per_min * minutes_per_day
+                      as retrievals_day_residual,
                   case when mean_msgs_per_min not between mean_ci_low_msgs_per_min
                       and mean_ci_high_msgs_per_min then 1 else 0 end as mean_outside_ci,
                   case when sustained_msgs_per_min not between median_ci_low_msgs_per_min
@@ -156,7 +211,11 @@ MARTS: list[Check] = [
                 ("ExpectColumnValuesToBeBetween", {"column": c, "min_value": -1e-6, "max_value": 1e-6})
                 for c in ("peak_day_residual", "sustained_day_residual", "conservative_day_residual")
             ],
-            *_nonneg("sustained_msgs_per_day"),
+            *_nonneg("sustained_msgs_per_day", "sustained_retrievals_per_day", "peak_retrievals_per_day"),
+            (
+                "ExpectColumnValuesToBeBetween",
+                {"column": "retrievals_day_residual", "min_value": -1e-6, "max_value": 1e-6},
+            ),
             ("ExpectColumnValuesToBeInSet", {"column": "capacity_status", "value_set": ["ok", "short"]}),
             ("ExpectColumnValuesToNotBeNull", {"column": "capacity_basis"}),
             (

@@ -201,6 +201,85 @@ CASES = [
         "2026-11-23T06:23:56.963929+00:00 vm dovecot: imap-login: Disconnected (auth failed, 1 attempts in 2 secs): user=<x@y>, method=PLAIN, rip=10.1.1.1, lip=10.0.0.1, session=<qq>",
         {"kind": "mailbox_auth_failed", "service": "imap", "mailbox_user": "x@y", "client_ip": "10.1.1.1"},
     ),
+    # Dovecot 2.3's default imap_logout_format: header fetches fill top_*, body fetches retr_*
+    (
+        "2026-11-23T06:23:56.963929+00:00 vm dovecot: imap(user7@bench.test)<23800><Xy1>: Disconnected: Logged out in=120 out=2455 deleted=0 expunged=2 trashed=0 hdr_count=1 hdr_bytes=310 body_count=3 body_bytes=9021",
+        {
+            "kind": "mailbox_logout",
+            "service": "imap",
+            "mailbox_user": "user7@bench.test",
+            "session_id": "Xy1",
+            "top_msgs": 1,
+            "top_bytes": 310,
+            "retr_msgs": 3,
+            "retr_bytes": 9021,
+            "del_msgs": 2,
+            "bytes_in": 120,
+            "bytes_out": 2455,
+        },
+    ),
+    # Courier pop3d/imapd (courier-imap's logging; lines as quoted in its users' log parsers and
+    # list posts, written here, not recorded: see README "Maillog parser"). Courier counts bytes.
+    (
+        "Apr 15 06:54:50 bovo pop3d: LOGIN, user=april@mailserver.com, ip=[::ffff:192.0.2.7], port=[1060]",
+        {
+            "kind": "mailbox_login",
+            "service": "pop3",
+            "mailbox_user": "april@mailserver.com",
+            "client_ip": "192.0.2.7",
+            "client_port": 1060,
+        },
+    ),
+    (
+        "Oct 15 14:51:12 imscp pop3d-ssl: LOGOUT, user=user@domain.tld, ip=[::ffff:192.168.1.2], port=[41254], top=0, retr=496, rcvd=32, sent=672, time=0, stls=1",
+        {
+            "kind": "mailbox_logout",
+            "service": "pop3",
+            "mailbox_user": "user@domain.tld",
+            "client_ip": "192.168.1.2",
+            "client_port": 41254,
+            "top_bytes": 0,
+            "retr_bytes": 496,
+            "retr_msgs": None,
+            "bytes_in": 32,
+            "bytes_out": 672,
+        },
+    ),
+    (
+        "Apr 21 15:14:55 www imapd: LOGOUT, user=user@domain.tld, ip=[2001:db8::9], headers=12, body=3400, rcvd=635, sent=1872, time=4477, starttls=1",
+        {
+            "kind": "mailbox_logout",
+            "service": "imap",
+            "client_ip": "2001:db8::9",
+            "top_bytes": 12,
+            "retr_bytes": 3400,
+            "bytes_in": 635,
+            "bytes_out": 1872,
+        },
+    ),
+    (
+        "Nov 24 12:00:03 mx imapd: LOGIN FAILED, user=bad@bench.test, ip=[::ffff:127.0.0.1]",
+        {
+            "kind": "mailbox_auth_failed",
+            "service": "imap",
+            "mailbox_user": "bad@bench.test",
+            "client_ip": "127.0.0.1",
+        },
+    ),
+    (
+        "Nov 24 12:00:04 mx pop3d: DISCONNECTED, user=user4@bench.test, ip=[::ffff:127.0.0.1], port=[41480], top=0, retr=0, rcvd=12, sent=39, time=60",
+        {
+            "kind": "mailbox_disconnect",
+            "service": "pop3",
+            "mailbox_user": "user4@bench.test",
+            "retr_bytes": 0,
+            "bytes_out": 39,
+        },
+    ),
+    (
+        "Nov 24 12:00:01 mx pop3d: Connection, ip=[::ffff:127.0.0.1]",
+        {"kind": "other", "service": "pop3", "mailbox_user": None, "client_ip": "127.0.0.1"},
+    ),
 ]
 
 

@@ -239,3 +239,19 @@ def test_log_window_is_cut_by_byte_offset_and_survives_rotation(tmp_path):
     log.write_bytes(b"after rotation, a longer line than the old window start\n")
     assert gzip.decompress(window.cut(tmp_path / "b.gz").read_bytes()) == b"during 3\n" + log.read_bytes()
     assert window.rotated
+
+
+def test_also_runs_a_second_load_beside_the_first(tmp_path, capsys):
+    from mtabench.cli import main
+
+    argv = ["record", "r3", "--archive", str(tmp_path), "--dry-run"]
+    argv += ["--also", f"rabid -r 300 127.0.0.1 {USERS}"]
+    argv += ["--also", f"rabid -i 50 127.0.0.1 {USERS}", "--", "postal", "-t", "2", "127.0.0.1", str(USERS)]
+    assert main(argv) == 0
+    plan = capsys.readouterr().out
+    assert f"stdbuf -oL rabid -r 300 127.0.0.1 {USERS} > rabid.csv, stopped with SIGTERM" in plan
+    assert f"stdbuf -oL rabid -i 50 127.0.0.1 {USERS} > rabid-2.csv" in plan  # names stay unique
+    remote = ["record", "r3", "--archive", str(tmp_path), "--dry-run", "--also", f"rabid 192.0.2.9 {USERS}"]
+    assert main([*remote, "--", "postal", "127.0.0.1", str(USERS)]) == 2
+    assert "not loopback" in capsys.readouterr().err
+    assert not any(tmp_path.iterdir())

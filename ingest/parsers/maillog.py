@@ -50,7 +50,9 @@ NOISE, QUARANTINE = "__noise", "__quarantine"
 
 _SNIFF_SYSLOG = re.compile(
     r"^(?:[A-Z][a-z]{2} [ 0-9]?\d \d\d:\d\d:\d\d|\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\S*) \S+ "
-    r"(?P<prog>postfix[^\[:\s]*|sendmail|sm-mta|sm-msp-queue|exim4?)(?:\[\d+\])?: ",
+    # the mailbox side's servers too: a Dovecot-only or Courier-only log is a maillog
+    r"(?P<prog>postfix[^\[:\s]*|sendmail|sm-mta|sm-msp-queue|exim4?|dovecot|(?:pop3|imap)d(?:-ssl)?"
+    r"|courierpop3login|imaplogin)(?:\[\d+\])?: ",
     re.M,
 )
 _SNIFF_EXIM = re.compile(
@@ -158,7 +160,7 @@ def file_batches(
 
 class MaillogParser(Parser):
     format = "maillog"
-    version = "2.0.0"
+    version = "2.1.0"  # 2.1: Courier POP3/IMAP lines, Dovecot IMAP fetch counters
     tables = {"maillog": COLUMNS}
 
     def sniff(self, head: str, name: str) -> int:

@@ -70,7 +70,7 @@ class _Segment:
 
 class PostalParser(Parser):
     format = "postal"
-    version = "1.0.0"
+    version = "1.1.0"  # 1.1: the reply text of a code-less server error (rabid) kept as detail
     tables = {
         "postal_rows": (
             "segment INTEGER, row_seq INTEGER, minute_index INTEGER, clock_label VARCHAR, "
@@ -275,6 +275,8 @@ class _PostalScanner:
                         "enhanced_code": r["enh"],
                         "detail": r["detail"].strip() or None,
                     }
+                elif reply:  # no SMTP code: rabid's POP `-ERR ...` / IMAP `1 BAD ...` replies
+                    codes = {"detail": reply}
                 self._event(line_no, item, "server_error", m.group(0).strip(), **codes)
             elif (sk := _stderr_kind(line, pos)) is not None:
                 kind, m = sk

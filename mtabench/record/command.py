@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import shlex
 import sys
 from pathlib import Path
 
@@ -12,7 +13,8 @@ from mtabench.record.target import RemoteTarget
 
 USAGE = (
     "mtabench record RUN_ID [--archive DIR] [--duration S] [--drain S] [--set param=value ...] "
-    "[--label L] [--tag T ...] [--notes N] [--maillog PATH] [--log2 PATH] [--allow-remote] [--dry-run] "
+    "[--label L] [--tag T ...] [--notes N] [--maillog PATH] [--log2 PATH] [--also CMD ...] "
+    "[--allow-remote] [--dry-run] "
     "-- LOAD COMMAND..."
 )
 
@@ -44,6 +46,14 @@ def add_parser(sub) -> None:
     p.add_argument("--notes", help="free text for [notes] in run.toml")
     p.add_argument("--maillog", default="/srv/bench/log/maillog", help="Postfix log (postlogd/syslog)")
     p.add_argument("--log2", help="a second log to cut for the same window (e.g. Dovecot's)")
+    p.add_argument(
+        "--also",
+        action="append",
+        default=[],
+        metavar="CMD",
+        help="another load command (one quoted string) run beside the first for the same time, "
+        "e.g. --also 'rabid -r 600 127.0.0.1 /srv/bench/pop-users.txt'; its output goes to TOOL.csv",
+    )
     p.add_argument("--allow-remote", action="store_true", help="allow a load target that is not loopback")
     p.add_argument("--dry-run", action="store_true", help="print the plan, change nothing")
     p.set_defaults(func=run, db=None, load=[])
@@ -65,6 +75,7 @@ def run(args: argparse.Namespace, _paths=None) -> int:
             notes=args.notes,
             maillog=Path(args.maillog),
             log2=Path(args.log2) if args.log2 else None,
+            also=[shlex.split(c) for c in args.also],
             allow_remote=args.allow_remote,
         )
         if args.dry_run:

@@ -36,6 +36,7 @@ class RunRecord:
     incomplete_reason: str | None = None
     tool: dict[str, str] = field(default_factory=dict)
     mta: dict[str, str] = field(default_factory=dict)
+    also: list[dict[str, str]] = field(default_factory=list)  # --also commands, as [[also]] tables
     changed: dict[str, str] = field(default_factory=dict)
     previous: dict[str, str] = field(default_factory=dict)
     pids: dict[str, int] = field(default_factory=dict)
@@ -70,6 +71,8 @@ class RunRecord:
             if (v := getattr(self, key)) is not None:
                 out.append(f"{key} = {_s(v)}")
         out += ["", "[tool]"] + [f"{_key(k)} = {_s(v)}" for k, v in self.tool.items()]
+        for entry in self.also:
+            out += ["", "[[also]]"] + [f"{_key(k)} = {_s(v)}" for k, v in entry.items()]
         out += ["", "[mta]"] + [f"{_key(k)} = {_s(v)}" for k, v in self.mta.items()]
         out += ["", "[mta.changed_settings]"]
         out += [f"{_key(k)} = {_s(v)}  # was {_s(self.previous.get(k, ''))}" for k, v in self.changed.items()]

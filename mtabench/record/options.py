@@ -27,6 +27,7 @@ class RecordOptions:
     notes: str | None = None
     maillog: Path = Path("/srv/bench/log/maillog")
     log2: Path | None = None
+    also: list[list[str]] = field(default_factory=list)  # more load commands run beside the first (rabid)
     allow_remote: bool = False
     interval_s: int = 5  # vmstat/iostat/queue sampling interval, as the samples were recorded
     spool: Path = Path("/var/spool/postfix")
@@ -40,6 +41,8 @@ class RecordOptions:
             raise OptionError(f"run id {self.run_id!r}: use letters, digits, '.', '_' or '-'")
         if not self.load:
             raise OptionError("no load command: give it after --, e.g. -- postal -t 5 127.0.0.1 users.txt")
+        if any(not cmd for cmd in self.also):
+            raise OptionError("--also needs a command, e.g. --also 'rabid -r 600 127.0.0.1 users.txt'")
         if self.duration_s <= 0 or self.drain_s < 0:
             raise OptionError("--duration must be > 0 and --drain >= 0")
 

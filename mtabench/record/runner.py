@@ -39,11 +39,29 @@ class Interrupted(Exception):
         self.signum = signum
 
 
-def load_argv(opts: RecordOptions, target: LoadTarget) -> list[str]:
+def load_argv(opts: RecordOptions, target: LoadTarget, command: list[str] | None = None) -> list[str]:
     """The command as run: postal/rabid/bhm under stdbuf -oL, or their rows stay in a block buffer."""
-    if target.tool in LINE_BUFFER and os.path.basename(opts.load[0]) != "stdbuf":
-        return ["stdbuf", "-oL", *opts.load]
-    return list(opts.load)
+    command = list(opts.load if command is None else command)
+    if target.tool in LINE_BUFFER and os.path.basename(command[0]) != "stdbuf":
+        return ["stdbuf", "-oL", *command]
+    return command
+
+
+def also_targets(opts: RecordOptions) -> list[tuple[LoadTarget, list[str], str]]:
+    """The --also commands: (target, argv as run, output file name), names unique within the run."""
+    taken = {OUTPUT_NAME.get(identify(opts.load).tool, "load.out")}
+    out = []
+    for cmd in opts.also:
+        target = identify(cmd)
+        check_loopback(target, opts.allow_remote)
+        name = OUTPUT_NAME.get(target.tool, "load.out")
+        stem, dot, ext = name.partition(".")
+        n = 2
+        while name in taken:
+            name, n = f"{stem}-{n}{dot}{ext}", n + 1
+        taken.add(name)
+        out.append((target, load_argv(opts, target, cmd), name))
+    return out
 
 
 def stop_signal(target: LoadTarget) -> signal.Signals:
@@ -56,6 +74,7 @@ def prepare(opts: RecordOptions) -> LoadTarget:
     opts.check()
     target = identify(opts.load)
     check_loopback(target, opts.allow_remote)
+    also_targets(opts)  # the --also commands must be loopback too
     return target
 
 
@@ -76,6 +95,11 @@ def plan_text(opts: RecordOptions) -> str:
         f"  4. load ({target.tool}, target {host}): {' '.join(load_argv(opts, target))} > {out_name}, "
         f"stopped with {stop_signal(target).name} after {opts.duration_s:g} s"
     )
+    for t, argv, name in also_targets(opts):
+        lines.append(
+            f"     beside it ({t.tool}, target {t.host}): {' '.join(argv)} > {name}, "
+            f"stopped with {stop_signal(t).name} at the same time"
+        )
     lines.append(f"  5. drain: wait up to {opts.drain_s:g} s for incoming+active+maildrop to empty")
     logs = f"{opts.maillog} -> maillog.gz"
     if opts.log2:
@@ -114,7 +138,8 @@ def _queue_text(counts: dict[str, int]) -> str:
 def record(opts: RecordOptions, say: Callable[[str], None] = print) -> int:
     """Record one run. Returns 0 when complete, 130 when interrupted, 1 on error (manifest says why)."""
     target = prepare(opts)
-    for exe in (target.argv[0], "vmstat", "iostat", "stdbuf", "postconf"):
+    also = also_targets(opts)
+    for exe in (target.argv[0], *(t.argv[0] for t, _, _ in also), "vmstat", "iostat", "stdbuf", "postconf"):
         if shutil.which(exe) is None:
             raise OptionError(f"{exe} not found: run scripts/setup_postfix_bench.sh (as root)")
     if not opts.maillog.exists():
@@ -151,11 +176,22 @@ def record(opts: RecordOptions, say: Callable[[str], None] = print) -> int:
             "inet_interfaces": postfix.value("inet_interfaces"),
             "config_snapshot": "postconf-n.txt",
         },
+        also=[
+            {
+                "name": t.tool,
+                "version": tool_version(t),
+                "command": " ".join(argv),
+                "output_file": name,
+                "stop": f"{stop_signal(t).name} after {opts.duration_s:g} s, with the load",
+            }
+            for t, argv, name in also
+        ],
         changed=dict(opts.settings),
         previous={k: p.value for k, p in settings.previous.items()},
     )
     children: list[Child] = []
     load: Child | None = None
+    beside: list[tuple[Child, signal.Signals]] = []  # the --also children, stopped with the load
     sampler: QueueSampler | None = None
     windows: list[tuple[LogWindow, str]] = []
     workdir = Path(tempfile.mkdtemp(prefix=f"mtabench-record-{opts.run_id}-"))  # postal writes postal.log
@@ -193,10 +229,20 @@ def record(opts: RecordOptions, say: Callable[[str], None] = print) -> int:
         load = spawn("load", argv, opts.run_dir / out_name, cwd=workdir)
         children.append(load)
         rec.pids["load"] = load.pid
+        for i, (t, a_argv, a_name) in enumerate(also, start=1):
+            child = spawn(f"also{i}", a_argv, opts.run_dir / a_name, cwd=workdir)
+            children.append(child)
+            beside.append((child, stop_signal(t)))
+            rec.pids[child.name] = child.pid
+            say(f"beside it: {' '.join(a_argv)}")
         rec.write(opts.run_dir)
         say(f"load started {rec.start_utc}: {' '.join(argv)}")
         load.wait(opts.duration_s)
         rec.load_exit_code = load.stop(stop_sig)
+        for child, _sig in beside:  # a load that ended early does not cut the others short
+            child.wait(max(0.0, t0 + opts.duration_s - time.monotonic()))
+        for (child, sig), entry in zip(beside, rec.also, strict=True):
+            entry["exit_code"] = str(child.stop(sig))
         rec.end_utc = utc_now()
         rec.duration_s = time.monotonic() - t0
         say(f"load stopped {rec.end_utc}, exit {rec.load_exit_code}")

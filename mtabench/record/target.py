@@ -11,7 +11,7 @@ WRAPPERS = {"stdbuf", "timeout", "nice", "env", "ionice", "taskset", "chrt"}
 # Option letters that take a value, per tool (from each tool's usage text).
 VALUED = {
     "postal": set("mMtcrbpzZsfl"),
-    "rabid": set("rplcisdzZ"),
+    "rabid": set("rplcisdbzZ"),
     "smtp-source": set("CfFlmMrRsStTw"),
     "bhm": set("mtpzZsal"),
 }

@@ -5,6 +5,7 @@
 //! stamps is carried across chunks and blocks by `Parser`.
 
 pub mod cols;
+mod mailbox;
 mod other;
 pub mod parse;
 mod postfix;

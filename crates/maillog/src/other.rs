@@ -623,5 +623,15 @@ pub fn dovecot<'a>(row: &mut Row<'a>, m: &'a [u8]) {
         row.i(C::mbox_size, pair(b"size=").0);
         row.i(C::bytes_in, pair(b" in=").0);
         row.i(C::bytes_out, pair(b" out=").0);
+        if svc == b"imap" {
+            // imap_logout_format (2.3 default): `in=.. out=.. deleted=.. expunged=.. trashed=..
+            // hdr_count=.. hdr_bytes=.. body_count=.. body_bytes=..`: header fetches are IMAP's TOP,
+            // body fetches its RETR, expunged messages its deletes
+            row.i(C::top_msgs, pair(b"hdr_count=").0);
+            row.i(C::top_bytes, pair(b"hdr_bytes=").0);
+            row.i(C::retr_msgs, pair(b"body_count=").0);
+            row.i(C::retr_bytes, pair(b"body_bytes=").0);
+            row.i(C::del_msgs, pair(b"expunged=").0);
+        }
     }
 }

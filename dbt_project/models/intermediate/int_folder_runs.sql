@@ -14,7 +14,11 @@ segment_runs as (
         run_id,
         row_number() over (partition by run_key order by run_seq) as pick,
         max(runs_in_folder) over (partition by run_key) as runs_in_folder
-    from (select distinct run_key, run_id, run_seq, runs_in_folder from {{ ref('int_postal__segment_runs') }})
+    from (
+        select distinct run_key, run_id, run_seq, runs_in_folder
+        from {{ ref('int_postal__segment_runs') }}
+        where side = 'smtp'
+    )
 ),
 
 final as (

@@ -29,6 +29,7 @@ segment_span as (
 placed as (
     select
         segment_runs.run_id,
+        segment_runs.side,
         segment_runs.first_label_utc,
         case
             when segment_runs.is_detached_stderr then null
@@ -54,7 +55,8 @@ final as (
         run_id,
         {{ add_minutes('first_label_utc', 'minute_offset - 1') }} as event_at,
         minute_offset,
-        'postal' as source,
+        -- rabid's error lines are the mailbox side's: kept apart from postal's SMTP errors
+        case when side = 'mailbox' then 'rabid' else 'postal' end as source,
         kind,
         case
             when smtp_code >= 500 then 'permanent'

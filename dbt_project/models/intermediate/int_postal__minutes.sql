@@ -1,5 +1,6 @@
 -- One row per printed postal per-minute row. minute_at is the start (UTC) of the minute the
 -- counters cover: postal labels a row with the clock at the END of its interval.
+-- The SMTP side only (postal, bhm); rabid's rows are in int_rabid__minutes.
 
 with
 
@@ -10,6 +11,7 @@ postal_rows as (
 segment_runs as (
     select * from {{ ref('int_postal__segment_runs') }}
     where not is_detached_stderr
+        and side = 'smtp'  -- rabid's rows: int_rabid__minutes
 ),
 
 final as (

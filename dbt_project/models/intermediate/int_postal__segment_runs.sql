@@ -4,6 +4,11 @@
 -- holds several runs (prompts, headers, clock jumps) gets run_id#1, #2, ... in file order.
 -- A stderr-only file beside a file with rows (postal.err next to postal.out) belongs to
 -- the folder's first run, with no minute of its own.
+--
+-- Each segment has a side: `mailbox` for rabid's output (the POP/IMAP client of the same
+-- package: its header has `IMAP connections`, or its file is named rabid*), `smtp` for
+-- postal/bhm. The sides are numbered and placed apart, so rabid.csv beside postal.csv is the
+-- same run's mailbox side, not a second run.
 
 with
 
@@ -11,7 +16,12 @@ segments as (
     select
         seg.*,
         f.run_key,
-        f.path
+        f.path,
+        case
+            when coalesce(seg.header, '') like '%IMAP%'
+                or {{ regex_match('lower(f.path)', '(^|/)rabid[^/]*$') }} then 'mailbox'
+            else 'smtp'
+        end as side
     from {{ ref('stg_postal__segments') }} as seg
     inner join {{ ref('stg_raw__files') }} as f
         on seg.file_id = f.file_id
@@ -36,7 +46,7 @@ with_totals as (
         row_span.first_clock,
         row_span.last_clock,
         sum(segments.n_rows) over (partition by segments.file_id) as file_rows,
-        sum(segments.n_rows) over (partition by segments.run_key) as folder_rows
+        sum(segments.n_rows) over (partition by segments.run_key, segments.side) as folder_rows
     from segments
     left join row_span
         on segments.file_id = row_span.file_id
@@ -53,8 +63,8 @@ classified as (
 numbered as (
     select
         *,
-        row_number() over (partition by run_key order by path, segment) as run_seq,
-        count(*) over (partition by run_key) as runs_in_folder
+        row_number() over (partition by run_key, side order by path, segment) as run_seq,
+        count(*) over (partition by run_key, side) as runs_in_folder
     from classified
     where not is_detached_stderr
 ),
@@ -66,9 +76,9 @@ sequenced as (
         *,
         case
             when run_seq = 1 or first_clock is null then 0
-            else (first_clock - lag(last_clock) over (partition by run_key order by run_seq) + 1440) % 1440
+            else (first_clock - lag(last_clock) over (partition by run_key, side order by run_seq) + 1440) % 1440
         end as advance,
-        coalesce(lag(last_minute_index) over (partition by run_key order by run_seq), 0) as prev_span
+        coalesce(lag(last_minute_index) over (partition by run_key, side order by run_seq), 0) as prev_span
     from numbered
 ),
 
@@ -76,11 +86,11 @@ placed as (
     select
         *,
         sum(case when run_seq = 1 then 0 else advance + prev_span end)
-            over (partition by run_key order by run_seq rows between unbounded preceding and current row)
+            over (partition by run_key, side order by run_seq rows between unbounded preceding and current row)
             as minutes_after_first,
         -- the first segment that printed rows anchors the folder's clock
         first_value(first_clock) over (
-            partition by run_key
+            partition by run_key, side
             order by case when first_clock is null then 1 else 0 end, run_seq
         ) as folder_first_clock
     from sequenced
@@ -123,6 +133,7 @@ final as (
         file_id,
         segment,
         run_key,
+        side,
         case when runs_in_folder = 1 then folder_run_id
             else folder_run_id || '#' || cast(run_seq as {{ dbt.type_string() }}) end as run_id,
         run_seq,
@@ -151,6 +162,7 @@ detached as (
         classified.file_id,
         classified.segment,
         classified.run_key,
+        classified.side,
         final.run_id,
         final.run_seq,
         final.runs_in_folder,
@@ -163,6 +175,7 @@ detached as (
     from classified
     inner join final
         on classified.run_key = final.run_key
+        and classified.side = final.side
         and final.run_seq = 1
     where classified.is_detached_stderr
 )

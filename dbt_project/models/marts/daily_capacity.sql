@@ -9,12 +9,14 @@
 -- engines, no random numbers. A run with fewer than capacity_min_full_minutes full minutes
 -- (or, without per-minute rows, a load shorter than that) is `short`: its rate is one or two
 -- minutes' luck, or an extrapolation from seconds.
+-- The mailbox side (POP3/IMAP retrievals from the server's log, README "Mailbox side"):
+-- sustained = the median of the full minutes inside the load window, × minutes per day.
 
 with
 
 runs as (
     select * from {{ ref('runs') }}
-    where full_minutes > 0 or delivered_msgs_per_min is not null
+    where full_minutes > 0 or delivered_msgs_per_min is not null or sustained_retrievals_per_min is not null
 ),
 
 full_minutes as (
@@ -110,6 +112,8 @@ final as (
         case
             when capacity_status = 'ok' and full_minutes > 0
                 then cast(full_minutes as {{ dbt.type_string() }}) || ' full minutes'
+            when capacity_status = 'short' and full_minutes = 0 and delivered_msgs_per_min is null
+                then 'no SMTP side: mailbox retrievals only'
             when capacity_status = 'ok'
                 then 'no per-minute rows: delivery over ' || cast(cast(round(time_to_deliver_s) as bigint) as {{ dbt.type_string() }}) || ' s'
             when full_minutes > 0
@@ -181,6 +185,11 @@ final as (
         end as bound_evidence,
         rate_cap_per_min,
         minutes_at_cap,
+        mailbox_full_minutes,
+        peak_retrievals_per_min,
+        sustained_retrievals_per_min,
+        peak_retrievals_per_min * {{ var('minutes_per_day') }} as peak_retrievals_per_day,
+        sustained_retrievals_per_min * {{ var('minutes_per_day') }} as sustained_retrievals_per_day,
         'injection: load generator per-minute rows; delivery: maillog status=sent' as basis
     from classified
 )

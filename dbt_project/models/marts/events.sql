@@ -1,6 +1,8 @@
 -- Everything that went wrong or was worth noting, one row per source line item, with
 -- provenance (file_id, line_no). postal events have minute resolution (see
--- int_postal__events); maillog events carry their log timestamp.
+-- int_postal__events); maillog events carry their log timestamp. The mailbox side: rabid's
+-- error lines (source `rabid`, int_postal__events) and the POP3/IMAP server's authentication
+-- failures and disconnects without a clean logout (source `maillog`, kinds mailbox_*).
 
 with
 
@@ -37,6 +39,7 @@ maillog as (
             when maillog_lines.kind in ('fatal', 'panic') then 'fatal'
             when maillog_lines.kind = 'error' then 'error'
             when maillog_lines.kind = 'warning' then 'warning'
+            when maillog_lines.kind like 'mailbox%' then 'error'
             when is_bounced or is_expired or maillog_lines.smtp_code >= 500 then 'permanent'
             else 'temporary'
         end as severity,
@@ -51,7 +54,9 @@ maillog as (
     left join anchors
         on maillog_lines.run_id = anchors.run_id
     where is_deferral or is_bounced or is_expired or is_rejected
-        or maillog_lines.kind in ('warning', 'error', 'fatal', 'panic', 'reject_warning')
+        or maillog_lines.kind in (
+            'warning', 'error', 'fatal', 'panic', 'reject_warning', 'mailbox_auth_failed', 'mailbox_disconnect'
+        )
 )
 
 select * from postal

@@ -1,7 +1,9 @@
 -- One row per run-minute: what the load generator printed for the minute (postal rows),
 -- what the MTA logged in it (maillog), and the sampled queue size. minute_at is the UTC
 -- start of the minute. Maillog-only minutes (smtp-source runs, the drain after a run)
--- have no load-generator counters.
+-- have no load-generator counters. The mailbox side (README "Mailbox side"): POP3/IMAP
+-- sessions from the server's log (int_mailbox__minutes) and rabid's own rows
+-- (int_rabid__minutes), beside postal's SMTP rows; a minute with only mailbox activity has a row.
 
 with
 
@@ -17,12 +19,24 @@ queue as (
     select * from {{ ref('int_queue__minutes') }}
 ),
 
+mailbox as (
+    select * from {{ ref('int_mailbox__minutes') }}
+),
+
+rabid as (
+    select * from {{ ref('int_rabid__minutes') }}
+),
+
 keys as (
     select run_id, minute_at from postal
     union
     select run_id, minute_at from maillog
     union
     select run_id, minute_at from queue
+    union
+    select run_id, minute_at from mailbox
+    union
+    select run_id, minute_at from rabid
 ),
 
 folder_runs as (
@@ -34,18 +48,21 @@ folder_runs as (
         on folder_runs.run_key = runs.run_key
 ),
 
--- minute 0 is the first postal row; without one, the minute the load started
+-- minute 0 is the first postal row; without one, rabid's first row, else the minute the load started
 anchors as (
     select
         keys.run_id,
         coalesce(
             min(case when postal.minute_offset = 0 then postal.minute_at end),
+            min(case when rabid.minute_offset = 0 then rabid.minute_at end),
             min({{ dbt.date_trunc('minute', 'folder_runs.start_utc') }}),
             min(keys.minute_at)
         ) as anchor_at
     from keys
     left join postal
         on keys.run_id = postal.run_id and keys.minute_at = postal.minute_at
+    left join rabid
+        on keys.run_id = rabid.run_id and keys.minute_at = rabid.minute_at
     left join folder_runs
         on keys.run_id = folder_runs.run_id
     group by keys.run_id
@@ -72,6 +89,22 @@ joined as (
         maillog.rejected,
         coalesce(maillog.from_drain_log, false) as from_drain_log,
         queue.queue_sampled,
+        mailbox.mailbox_sessions,
+        mailbox.pop3_sessions,
+        mailbox.imap_sessions,
+        mailbox.mailbox_logins,
+        mailbox.mailbox_login_failures,
+        mailbox.mailbox_disconnects,
+        mailbox.msgs_retrieved,
+        mailbox.msgs_deleted,
+        mailbox.bytes_retrieved,
+        mailbox.zero_byte_sessions,
+        rabid.messages as rabid_messages,
+        rabid.data_kb as rabid_data_kb,
+        rabid.errors as rabid_errors,
+        rabid.connections as rabid_connections,
+        rabid.imap_connections as rabid_imap_connections,
+        rabid.minute_offset is not null as has_rabid_row,
         postal.file_id,
         postal.line_no
     from keys
@@ -83,6 +116,10 @@ joined as (
         on keys.run_id = maillog.run_id and keys.minute_at = maillog.minute_at
     left join queue
         on keys.run_id = queue.run_id and keys.minute_at = queue.minute_at
+    left join mailbox
+        on keys.run_id = mailbox.run_id and keys.minute_at = mailbox.minute_at
+    left join rabid
+        on keys.run_id = rabid.run_id and keys.minute_at = rabid.minute_at
 ),
 
 final as (

@@ -13,6 +13,7 @@ segment_runs as (
         runs_in_folder
     from {{ ref('int_postal__segment_runs') }}
     where not is_detached_stderr
+        and side = 'smtp'
 ),
 
 minutes as (
@@ -21,6 +22,63 @@ minutes as (
 
 events as (
     select * from {{ ref('events') }}
+),
+
+-- the mailbox side (README "Mailbox side"): the POP3/IMAP server's log per minute, and rabid's rows
+mailbox_minutes as (
+    select
+        mailbox.*,
+        -- a full minute lies wholly inside the load window (the log has exact times)
+        coalesce(
+            mailbox.minute_at >= folders.start_utc
+            and {{ add_minutes('mailbox.minute_at', 1) }} <= folders.end_utc,
+            false
+        ) as is_full
+    from {{ ref('int_mailbox__minutes') }} as mailbox
+    inner join {{ ref('int_folder_runs') }} as fr on mailbox.run_id = fr.run_id
+    inner join folders on fr.run_key = folders.run_key
+),
+
+mailbox_stats as (
+    select
+        run_id,
+        cast(sum(mailbox_sessions) as bigint) as mailbox_sessions,
+        cast(sum(pop3_sessions) as bigint) as pop3_sessions,
+        cast(sum(imap_sessions) as bigint) as imap_sessions,
+        cast(sum(mailbox_logins) as bigint) as mailbox_logins,
+        cast(sum(mailbox_login_failures) as bigint) as mailbox_login_failures,
+        cast(sum(mailbox_disconnects) as bigint) as mailbox_disconnects,
+        cast(sum(msgs_retrieved) as bigint) as msgs_retrieved,
+        cast(sum(msgs_deleted) as bigint) as msgs_deleted,
+        cast(sum(bytes_retrieved) as bigint) as bytes_retrieved,
+        cast(sum(zero_byte_sessions) as bigint) as zero_byte_sessions,
+        count(case when is_full then 1 end) as mailbox_full_minutes,
+        max(case when is_full then msgs_retrieved end) as peak_retrievals_per_min,
+        {{ percentile_cont('case when is_full then msgs_retrieved end', 0.5) }} as sustained_retrievals_per_min
+    from mailbox_minutes
+    group by run_id
+),
+
+rabid_stats as (
+    select
+        run_id,
+        cast(sum(messages) as bigint) as rabid_messages,
+        cast(sum(data_kb) as bigint) as rabid_data_kb,
+        cast(sum(errors) as bigint) as rabid_errors,
+        cast(sum(connections) as bigint) as rabid_connections,
+        cast(sum(imap_connections) as bigint) as rabid_imap_connections
+    from {{ ref('int_rabid__minutes') }}
+    group by run_id
+),
+
+-- postal/bhm files (the SMTP side): a run whose only load output is rabid's is still valid
+smtp_files as (
+    select
+        run_key,
+        count(distinct file_id) as postal_files
+    from {{ ref('int_postal__segment_runs') }}
+    where side = 'smtp'
+    group by run_key
 ),
 
 files as (
@@ -150,7 +208,6 @@ file_stats as (
         count(*) as files,
         count(case when status = 'error' then 1 end) as files_with_errors,
         cast(sum(coalesce(lines_quarantined, 0)) as bigint) as lines_quarantined,
-        count(case when format = 'postal' and status = 'loaded' then 1 end) as postal_files,
         count(case when status = 'loaded' and format <> 'manifest' then 1 end) as data_files
     from files
     group by run_key
@@ -174,7 +231,7 @@ joined as (
         coalesce(file_stats.files, 0) as files,
         coalesce(file_stats.files_with_errors, 0) as files_with_errors,
         coalesce(file_stats.lines_quarantined, 0) as lines_quarantined,
-        coalesce(file_stats.postal_files, 0) as postal_files,
+        coalesce(smtp_files.postal_files, 0) as postal_files,
         coalesce(file_stats.data_files, 0) as data_files,
         smtp_source.messages as smtp_source_messages,
         coalesce(smtp_source.load_start, all_runs.start_utc) as load_start,
@@ -192,7 +249,25 @@ joined as (
         cap_stats.minutes_at_cap,
         first_saturation.start_minute_offset as saturation_minute_offset,
         first_saturation.level_before as rate_before_saturation,
-        coalesce(saturation_counts.saturation_events, 0) as saturation_events
+        coalesce(saturation_counts.saturation_events, 0) as saturation_events,
+        mailbox_stats.mailbox_sessions,
+        mailbox_stats.pop3_sessions,
+        mailbox_stats.imap_sessions,
+        mailbox_stats.mailbox_logins,
+        mailbox_stats.mailbox_login_failures,
+        mailbox_stats.mailbox_disconnects,
+        mailbox_stats.msgs_retrieved,
+        mailbox_stats.msgs_deleted,
+        mailbox_stats.bytes_retrieved,
+        mailbox_stats.zero_byte_sessions,
+        coalesce(mailbox_stats.mailbox_full_minutes, 0) as mailbox_full_minutes,
+        mailbox_stats.peak_retrievals_per_min,
+        mailbox_stats.sustained_retrievals_per_min,
+        rabid_stats.rabid_messages,
+        rabid_stats.rabid_data_kb,
+        rabid_stats.rabid_errors,
+        rabid_stats.rabid_connections,
+        rabid_stats.rabid_imap_connections
     from all_runs
     left join minute_stats
         on all_runs.run_id = minute_stats.run_id
@@ -200,6 +275,12 @@ joined as (
         on all_runs.run_id = event_stats.run_id
     left join file_stats
         on all_runs.run_key = file_stats.run_key
+    left join smtp_files
+        on all_runs.run_key = smtp_files.run_key
+    left join mailbox_stats
+        on all_runs.run_id = mailbox_stats.run_id
+    left join rabid_stats
+        on all_runs.run_id = rabid_stats.run_id
     left join smtp_source
         on all_runs.run_id = smtp_source.run_id
     left join mail_stats
@@ -295,7 +376,25 @@ final as (
         has_manifest,
         inferred,
         load_exit_code,
-        notes
+        notes,
+        mailbox_sessions,
+        pop3_sessions,
+        imap_sessions,
+        mailbox_logins,
+        mailbox_login_failures,
+        mailbox_disconnects,
+        msgs_retrieved,
+        msgs_deleted,
+        bytes_retrieved,
+        zero_byte_sessions,
+        mailbox_full_minutes,
+        peak_retrievals_per_min,
+        sustained_retrievals_per_min,
+        rabid_messages,
+        rabid_data_kb,
+        rabid_errors,
+        rabid_connections,
+        rabid_imap_connections
     from timed
 )
 
