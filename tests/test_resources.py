@@ -9,10 +9,9 @@ from mtabench.dbt import run_dbt
 from mtabench.paths import Paths
 
 
-def _settings(con) -> tuple[int, int]:
+def _settings(con) -> tuple[str, int]:
     return con.execute(
-        "select (select value from duckdb_settings() where name = 'memory_limit'), "
-        "current_setting('threads')"
+        "select (select value from duckdb_settings() where name = 'memory_limit'), current_setting('threads')"
     ).fetchone()
 
 
