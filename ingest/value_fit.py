@@ -89,6 +89,15 @@ def fit_ledger(ledger: Ledger, tables: Mapping[str, str]) -> int:
                     )
                     reasons[line_no] = (f"value {_show(value)} for {table}.{col} {why}", shown)
                     break
+    # Rows about the file as a whole (segments, smtp-source run summaries) mark no line: a value
+    # there that does not fit was taken from a line quarantined here (its own row holds it), so
+    # the summary keeps NULL instead of failing the file's insert.
+    for table, ddl in tables.items():
+        types = column_types(ddl)
+        for rec in ledger.meta.get(table, []):
+            for col, value in rec.items():
+                if misfit(value, types.get(col, "")):
+                    rec[col] = None
     for item in ledger.noise:
         if item["line_no"] not in reasons and (why := misfit(item["text"], "VARCHAR")):
             reasons[item["line_no"]] = (f"line {why}", item["text"])

@@ -126,6 +126,27 @@ def test_huge_numbers_in_other_formats_quarantine_the_line(tmp_path, name, pick,
     assert _file(db, f"r/{name}")[0] == "loaded"
 
 
+def test_huge_smtp_source_counter_quarantines_its_line_and_the_run_summary_keeps_null(tmp_path):
+    """The run summary row (smtp_source_runs) takes the last counter value: a counter that
+    does not fit BIGINT is quarantined with its line and leaves the summary's messages NULL
+    instead of failing the file's insert (found by bench/fuzz.py)."""
+    archive = tmp_path / "archive"
+    shutil.copytree(SAMPLES / "runs/e-smtp-source-s5", archive / "s")
+    out = archive / "s" / "smtp-source.out"
+    lines = out.read_bytes().split(b"\n")
+    k = next(i for i, ln in enumerate(lines) if b"\r" in ln)  # the \r-separated counter line
+    lines[k] = b"99999999999999999999"
+    out.write_bytes(b"\n".join(lines))
+    db = tmp_path / "t.duckdb"
+    ingest_archive(archive, db, tmp_path / "work")
+    q = _quarantine(db, "s/smtp-source.out")
+    huge = [n for n, reason in q if "99999999999999999999" in reason and "smtp_source_lines." in reason]
+    assert huge == [k + 1]
+    assert _file(db, "s/smtp-source.out")[0] == "loaded"
+    with duckdb.connect(str(db), read_only=True) as con:
+        assert con.execute("select messages, exit_code from raw.smtp_source_runs").fetchall() == [(None, 0)]
+
+
 # 2. a per-line problem (an impossible date) quarantines the line, not the file
 def test_impossible_date_in_queue_sizes_quarantines_one_line(tmp_path):
     archive = tmp_path / "archive"
