@@ -13,8 +13,8 @@ query sees the new file, nobody sees a half-written one or a lock.
 from __future__ import annotations
 
 import os
-import tempfile
 import time
+import uuid
 from pathlib import Path
 
 import duckdb
@@ -74,7 +74,6 @@ def published_tables(con, catalog: str) -> list[tuple[str, str]]:
 
 
 def _write_published_tables(db: Path, out: Path) -> None:
-    out.unlink()  # DuckDB refuses an existing empty file; the name stays ours (pid in it)
     with duckdb.connect(str(out)) as con:
         path = str(db).replace("'", "''")
         con.execute(f"attach '{path}' as build (read_only)")
@@ -88,11 +87,11 @@ def _write_published_tables(db: Path, out: Path) -> None:
 def publish(db: Path, serving: Path) -> Path:
     serving.parent.mkdir(parents=True, exist_ok=True)
     remove_stale_copies(serving.parent)
-    fd, tmp = tempfile.mkstemp(prefix=f"{PREFIX}{os.getpid()}-", suffix=".duckdb", dir=serving.parent)
-    os.close(fd)
+    # a fresh name DuckDB creates (it refuses an existing empty file); the pid marks whose it is
+    tmp = str(serving.parent / f"{PREFIX}{os.getpid()}-{uuid.uuid4().hex[:12]}.duckdb")
     try:
         _write_published_tables(db, Path(tmp))
-        os.chmod(tmp, 0o644)  # mkstemp makes it 0600; readers may run as another user
+        os.chmod(tmp, 0o644)  # readers may run as another user
         # the data must be on disk before the name points at it, or a crash can serve a torn file
         with open(tmp, "rb+") as f:
             os.fsync(f.fileno())

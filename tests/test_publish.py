@@ -47,6 +47,14 @@ def _assert_holds_the_marts_of(serving, build) -> None:
             assert diff == 0, name
 
 
+def _size(path) -> int:
+    """0 for a file that is gone (the child renames its copy when done)."""
+    try:
+        return path.stat().st_size
+    except FileNotFoundError:
+        return 0
+
+
 def _sha(path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
@@ -95,7 +103,7 @@ def test_publish_killed_mid_copy_is_cleaned_up_by_the_next(tmp_path):
     deadline = time.monotonic() + 60
     leftovers: list = []
     while not leftovers and time.monotonic() < deadline:
-        leftovers = [p for p in serving.parent.glob(".publishing-*.duckdb") if p.stat().st_size > 0]
+        leftovers = [p for p in serving.parent.glob(".publishing-*.duckdb") if _size(p) > 0]
     proc.send_signal(signal.SIGKILL)
     proc.wait()
     assert leftovers, "the child never started writing"
