@@ -22,6 +22,13 @@ class Check:
 
 
 MAX_MONITOR_LEAD_MINUTES = 15
+# ministat's confidence levels as the comparisons mart's column suffixes, lowest first
+LEVELS = ("80", "90", "95", "98", "99", "99_5")
+VERDICTS_MATCH = " and ".join(f"is_significant_{s} = (abs(difference) > margin_{s})" for s in LEVELS)
+# significant at a higher confidence implies significant at every lower one
+LEVELS_NEST = " and ".join(
+    f"(not is_significant_{hi} or is_significant_{lo})" for lo, hi in zip(LEVELS, LEVELS[1:], strict=False)
+)
 # the mailbox side's counters in minutes and runs (README "Mailbox side")
 MAILBOX_COUNTS = (
     "mailbox_sessions",
@@ -271,21 +278,21 @@ MARTS += [
     ),
     Check(
         "comparisons",
-        """select *,
-                  case when is_significant = (abs(difference) > margin) then 0 else 1 end as verdict_mismatch
+        # one row per pair; every level's verdict must agree with its margin, and the levels nest
+        f"""select set_kind, baseline, candidate, n1, n2,
+                  {", ".join(f"margin_{s}" for s in LEVELS)},
+                  case when {VERDICTS_MATCH} then 0 else 1 end as verdict_mismatch,
+                  case when {LEVELS_NEST} then 0 else 1 end as levels_not_nested
            from main.comparisons""",
         [
             ("ExpectColumnValuesToBeBetween", {"column": "n1", "min_value": 2}),
-            ("ExpectColumnValuesToBeBetween", {"column": "margin", "min_value": 0}),
-            (
-                "ExpectColumnValuesToBeInSet",
-                {"column": "confidence", "value_set": [80.0, 90.0, 95.0, 98.0, 99.0, 99.5]},
-            ),
-            ("ExpectColumnValuesToBeBetween", {"column": "verdict_mismatch", "min_value": 0, "max_value": 0}),
-            (
-                "ExpectCompoundColumnsToBeUnique",
-                {"column_list": ["set_kind", "baseline", "candidate", "confidence"]},
-            ),
+            ("ExpectColumnValuesToBeBetween", {"column": "n2", "min_value": 2}),
+            *[("ExpectColumnValuesToBeBetween", {"column": f"margin_{s}", "min_value": 0}) for s in LEVELS],
+            *[
+                ("ExpectColumnValuesToBeBetween", {"column": c, "min_value": 0, "max_value": 0})
+                for c in ("verdict_mismatch", "levels_not_nested")
+            ],
+            ("ExpectCompoundColumnsToBeUnique", {"column_list": ["set_kind", "baseline", "candidate"]}),
         ],
     ),
 ]

@@ -31,10 +31,13 @@ CORE_DDL = {
         monitor_end_utc TIMESTAMP, queue_drained_utc TIMESTAMP, duration_s DOUBLE,
         load_exit_code INTEGER, hostname VARCHAR, tool_name VARCHAR, tool_version VARCHAR,
         tool_command VARCHAR, mta_name VARCHAR, mta_version VARCHAR, settings_json VARCHAR,
-        notes VARCHAR, manifest_json VARCHAR""",
+        notes VARCHAR, manifest_json VARCHAR, group_name VARCHAR, baseline_run_id VARCHAR""",
     "noise": f"{PROVENANCE}, kind VARCHAR, text VARCHAR",
     "quarantine": f"{PROVENANCE}, reason VARCHAR, text VARCHAR",
 }
+
+
+ADDED_RUN_COLUMNS = ("group_name", "baseline_run_id")
 
 
 def parser_tables() -> dict[str, str]:
@@ -59,6 +62,9 @@ def ensure_schema(con) -> None:
             con.execute(f"create table if not exists raw.{table} ({cols})")
     for table, cols in bulk.items():
         arrow_landing.ensure(con, table, cols)
+    # columns added after a landing was first created (create-if-not-exists keeps the old shape)
+    for col in ADDED_RUN_COLUMNS:
+        con.execute(f"alter table raw.runs add column if not exists {col} VARCHAR")
 
 
 def per_file_tables() -> list[str]:

@@ -422,6 +422,8 @@ def _run_row(folder, files, manifest: Manifest | None, manifest_error, detection
         "duration_s": m.duration_s,
         "load_exit_code": m.load_exit_code,
         "hostname": m.hostname,
+        "group_name": m.group,
+        "baseline_run_id": m.baseline,
         "tool_name": tool,
         "tool_version": m.tool.get("version"),
         "tool_command": m.tool.get("command"),

@@ -3,7 +3,9 @@
 Accepts the keys the recorded runs use (run_id, start_utc, end_utc, monitor_*,
 [tool], [mta], [mta.changed_settings], [notes], ...) plus optional label, tags,
 [mta.previous_settings] (the values before the change, as `mtabench record` writes them),
-timezone (IANA name or UTC offset) and date. Unknown keys are kept in `extra`.
+timezone (IANA name or UTC offset), date, and the comparison keys group (the comparison group,
+instead of folder + MTA + load tool + host) and baseline (a run id: compare with that run only).
+Unknown keys are kept in `extra`.
 """
 
 from __future__ import annotations
@@ -30,6 +32,8 @@ KNOWN_TOP = {
     "duration_s",
     "load_exit_code",
     "hostname",
+    "group",
+    "baseline",
     "tool",
     "mta",
     "notes",
@@ -55,6 +59,8 @@ class Manifest:
     duration_s: float | None = None
     load_exit_code: int | None = None
     hostname: str | None = None
+    group: str | None = None  # comparison group; None = the default (folder, MTA, tool, host)
+    baseline: str | None = None  # run id this run is compared with, and only with
     tool: dict[str, str] = field(default_factory=dict)
     mta: dict[str, str] = field(default_factory=dict)
     changed_settings: dict[str, str] = field(default_factory=dict)
@@ -89,6 +95,8 @@ def parse_manifest(text: str) -> Manifest:
     if "load_exit_code" in doc:
         m.load_exit_code = int(doc["load_exit_code"])
     m.hostname = _str(doc.get("hostname"))
+    m.group = _nonblank(doc.get("group"))
+    m.baseline = _nonblank(doc.get("baseline"))
     m.tool = {k: str(v) for k, v in (doc.get("tool") or {}).items()}
     mta = dict(doc.get("mta") or {})
     changed = mta.pop("changed_settings", {}) or {}
@@ -123,6 +131,12 @@ def utc_offset_minutes(tz: str, at: datetime | None) -> int:
 
 def _str(v: object) -> str | None:
     return None if v is None else str(v)
+
+
+def _nonblank(v: object) -> str | None:
+    """A comparison key as text; blank means unset (the default grouping), not a group named ''."""
+    s = None if v is None else str(v).strip()
+    return s or None
 
 
 def _parse_date(s: str) -> date:

@@ -3,7 +3,8 @@
 The serving file holds the marts (`main`), the reference seeds and the small ledger tables
 (`raw.files`, `raw.runs`, `raw.quarantine`: what loaded, what failed, which lines were set
 aside); the landing's bulk tables and the intermediate models stay in the build file, so
-the serving file grows with the marts, not with the archive.
+the serving file grows with the marts, not with the archive. It also holds the
+compare_runs(a, b) table macro (mtabench.compare_sql): ministat's figures for any two runs.
 
 Readers (Superset, ad-hoc SQL) open the serving file read-only. os.replace swaps
 the directory entry in one step: open readers keep the old snapshot, the next
@@ -18,6 +19,8 @@ import uuid
 from pathlib import Path
 
 import duckdb
+
+from mtabench.compare_sql import create_compare_macro
 
 PREFIX = ".publishing-"
 # a temp copy without a readable pid (older releases) counts as stale after this long
@@ -81,6 +84,7 @@ def _write_published_tables(db: Path, out: Path) -> None:
             con.execute(f'create schema if not exists "{schema}"')
             con.execute(f'create table "{schema}"."{table}" as from build."{schema}"."{table}"')
         con.execute("detach build")
+        create_compare_macro(con)
         con.execute("checkpoint")
 
 

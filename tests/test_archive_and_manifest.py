@@ -78,3 +78,38 @@ def test_timezones():
 def test_invalid_toml_says_so():
     with pytest.raises(ManifestError, match="not valid TOML"):
         parse_manifest("run_id = ")
+
+
+def test_comparison_keys_parse():
+    m = parse_manifest(
+        'group = " disk tuning "\nbaseline = "seed000-s12-disk-rw-8192-4096"\n[tool]\nname = "postal"\n'
+    )
+    assert (m.group, m.baseline) == ("disk tuning", "seed000-s12-disk-rw-8192-4096")
+    assert "group" not in m.extra and "baseline" not in m.extra
+    blank = parse_manifest('group = ""\nbaseline = "  "\n')
+    assert (blank.group, blank.baseline) == (None, None)  # blank = the default grouping
+    assert parse_manifest("").group is None
+
+
+def test_comparison_keys_land_in_raw_runs(tmp_path):
+    """group/baseline reach raw.runs, also in a landing created before the columns existed."""
+    import duckdb
+
+    from ingest.landing import ensure_schema
+    from mtabench.cli import main
+
+    db = tmp_path / "t.duckdb"
+    with duckdb.connect(str(db)) as con:  # a landing of an older release: raw.runs without them
+        ensure_schema(con)
+        con.execute("alter table raw.runs drop column group_name")
+        con.execute("alter table raw.runs drop column baseline_run_id")
+    archive = tmp_path / "archive"
+    for name, extra in (("x", 'group = "g1"\n'), ("y", 'baseline = "x"\n'), ("z", "")):
+        run = archive / "exp" / name
+        run.mkdir(parents=True)
+        (run / "run.toml").write_text(f'run_id = "{name}"\n{extra}')
+        (run / "queue-read.Priority").write_text("1\n2\n3\n")
+    assert main(["ingest", str(archive), "--db", str(db)]) == 0
+    with duckdb.connect(str(db), read_only=True) as con:
+        got = con.execute("select run_id, group_name, baseline_run_id from raw.runs order by 1").fetchall()
+    assert got == [("x", "g1", None), ("y", None, "x"), ("z", None, None)]

@@ -1,5 +1,6 @@
 -- ministat's per-set figures: N, min, max, median (the sorted value at index n/2, the
--- upper middle for even n, not averaged), mean, and variance (Σx² − (Σx)²/n)/(n−1).
+-- upper middle for even n, not averaged), mean, and variance (Σx² − (Σx)²/n)/(n−1);
+-- with the set's comparison group and named baseline (see int_sample_sets).
 
 with
 
@@ -16,6 +17,8 @@ final as (
         set_kind,
         set_name,
         min(run_id) as run_id,
+        min(comparison_group) as comparison_group,
+        min(baseline_set_name) as baseline_set_name,
         count(*) as n,
         min(value) as min_value,
         max(value) as max_value,

@@ -1,7 +1,11 @@
--- ministat's comparison of every data set against every other of the same kind
--- (run throughput per full minute, or sample series), at each of ministat's confidence
--- levels: Student's t with pooled s exactly as ministat prints it, plus Welch's t.
--- baseline = ministat's first file (x), candidate = the second (+).
+-- ministat's comparison of data sets within a comparison group (see int_sample_sets): one
+-- row per ordered pair, ministat's confidence levels as columns. Student's t with pooled s
+-- exactly as ministat prints it, plus Welch's t. baseline = ministat's first file (x),
+-- candidate = the second (+). Runs compare with the other runs of their group, or, when their
+-- manifest names a baseline, with that run only; any other pair: `mtabench compare` or the
+-- serving file's compare_runs() macro.
+
+{%- set levels = [('80', 80.0), ('90', 90.0), ('95', 95.0), ('98', 98.0), ('99', 99.0), ('99_5', 99.5)] %}
 
 with
 
@@ -10,15 +14,58 @@ stats as (
     where n >= 2
 ),
 
+-- ministat's t table pivoted: one row per df, one column per confidence
 student_t as (
-    select * from {{ ref('student_t') }}
+    select
+        df,
+        {%- for suffix, c in levels %}
+        max(case when confidence = {{ c }} then t end) as t_{{ suffix }}{{ "," if not loop.last }}
+        {%- endfor %}
+    from {{ ref('student_t') }}
+    group by df
+),
+
+group_pairs as (
+    select
+        a.set_kind,
+        a.comparison_group,
+        a.set_name as baseline,
+        b.set_name as candidate
+    from stats as a
+    inner join stats as b
+        on a.set_kind = b.set_kind
+        and a.comparison_group = b.comparison_group
+        and a.set_name <> b.set_name
+    -- a run with a named baseline compares with it only (next CTE), not with its group
+    where a.baseline_set_name is null
+        and b.baseline_set_name is null
+),
+
+baseline_pairs as (
+    select
+        c.set_kind,
+        c.comparison_group,
+        c.baseline_set_name as baseline,
+        c.set_name as candidate
+    from stats as c
+    inner join stats as a
+        on c.set_kind = a.set_kind
+        and c.baseline_set_name = a.set_name
+    where c.baseline_set_name <> c.set_name
 ),
 
 pairs as (
+    select * from group_pairs
+    union all
+    select * from baseline_pairs
+),
+
+figures as (
     select
-        a.set_kind,
-        a.set_name as baseline,
-        b.set_name as candidate,
+        p.set_kind,
+        p.comparison_group,
+        p.baseline,
+        p.candidate,
         a.run_id as baseline_run_id,
         b.run_id as candidate_run_id,
         a.n as n1, a.min_value as min1, a.max_value as max1, a.median as median1, a.mean as mean1,
@@ -28,65 +75,67 @@ pairs as (
         a.n + b.n - 2 as df,
         b.mean - a.mean as difference,
         sqrt(((b.n - 1) * b.variance + (a.n - 1) * a.variance) / (a.n + b.n - 2)) as pooled_s,
-        sqrt(a.variance / a.n + b.variance / b.n) as welch_se
-    from stats as a
-    inner join stats as b
-        on a.set_kind = b.set_kind
-        and a.set_name <> b.set_name
-),
-
-with_welch_df as (
-    select
-        *,
+        sqrt(a.variance / a.n + b.variance / b.n) as welch_se,
         -- Welch–Satterthwaite degrees of freedom
-        power(var1 / n1 + var2 / n2, 2)
-            / nullif(power(var1 / n1, 2) / (n1 - 1) + power(var2 / n2, 2) / (n2 - 1), 0) as welch_df
-    from pairs
+        power(a.variance / a.n + b.variance / b.n, 2)
+            / nullif(
+                power(a.variance / a.n, 2) / (a.n - 1) + power(b.variance / b.n, 2) / (b.n - 1), 0
+            ) as welch_df
+    from pairs as p
+    inner join stats as a
+        on p.set_kind = a.set_kind
+        and p.baseline = a.set_name
+    inner join stats as b
+        on p.set_kind = b.set_kind
+        and p.candidate = b.set_name
 ),
 
 -- ministat's table has rows for df 1..100; beyond that it uses the infinity row (df 0 here)
-student as (
-    select
-        p.*,
-        t.confidence,
-        t.t as t_student,
-        t.t * p.pooled_s * sqrt(1.0 / p.n2 + 1.0 / p.n1) as margin
-    from with_welch_df as p
-    inner join student_t as t
-        on t.df = case when p.df > 100 then 0 else p.df end
-),
-
 final as (
     select
-        s.set_kind,
-        s.baseline,
-        s.candidate,
-        s.baseline_run_id,
-        s.candidate_run_id,
-        s.confidence,
-        s.n1, s.min1, s.max1, s.median1, s.mean1, s.stddev1,
-        s.n2, s.min2, s.max2, s.median2, s.mean2, s.stddev2,
-        s.df,
-        s.t_student,
-        s.pooled_s,
-        s.difference,
-        s.margin,
-        100 * s.difference / nullif(s.mean1, 0) as difference_pct,
-        100 * s.margin / nullif(s.mean1, 0) as margin_pct,
-        abs(s.difference) > s.margin as is_significant,
-        case when abs(s.difference) > s.margin
-            then 'Difference at ' || cast(s.confidence as {{ dbt.type_string() }}) || '% confidence'
-            else 'No difference proven at ' || cast(s.confidence as {{ dbt.type_string() }}) || '% confidence'
-        end as verdict,
-        s.welch_df,
-        s.welch_se,
-        w.t as t_welch,
-        w.t * s.welch_se as welch_margin,
-        abs(s.difference) > w.t * s.welch_se as welch_is_significant
-    from student as s
+        f.set_kind,
+        f.comparison_group,
+        f.baseline,
+        f.candidate,
+        f.baseline_run_id,
+        f.candidate_run_id,
+        f.n1, f.min1, f.max1, f.median1, f.mean1, f.stddev1,
+        f.n2, f.min2, f.max2, f.median2, f.mean2, f.stddev2,
+        f.df,
+        f.pooled_s,
+        f.difference,
+        100 * f.difference / nullif(f.mean1, 0) as difference_pct,
+        f.welch_df,
+        f.welch_se,
+        {%- for suffix, c in levels %}
+        s.t_{{ suffix }} * f.pooled_s * sqrt(1.0 / f.n2 + 1.0 / f.n1) as margin_{{ suffix }},
+        100 * s.t_{{ suffix }} * f.pooled_s * sqrt(1.0 / f.n2 + 1.0 / f.n1) / nullif(f.mean1, 0)
+            as margin_pct_{{ suffix }},
+        abs(f.difference) > s.t_{{ suffix }} * f.pooled_s * sqrt(1.0 / f.n2 + 1.0 / f.n1)
+            as is_significant_{{ suffix }},
+        w.t_{{ suffix }} * f.welch_se as welch_margin_{{ suffix }},
+        abs(f.difference) > w.t_{{ suffix }} * f.welch_se as welch_is_significant_{{ suffix }}{{ "," if not loop.last }}
+        {%- endfor %}
+    from figures as f
+    inner join student_t as s
+        on s.df = case when f.df > 100 then 0 else f.df end
     left join student_t as w
-        on w.confidence = s.confidence
-        and w.df = case when s.welch_df > 100 then 0 else greatest(1, cast(floor(s.welch_df) as integer)) end
+        on w.df = case
+            when f.welch_df > 100 then 0
+            else greatest(1, cast(floor(f.welch_df) as integer))
+        end
+),
+
+with_verdict as (
+    select
+        *,
+        -- the highest confidence at which ministat says "Difference at C% confidence"
+        case
+            {%- for suffix, c in levels | reverse %}
+            when is_significant_{{ suffix }} then cast({{ c }} as double)
+            {%- endfor %}
+        end as significant_at
+    from final
 )
 
-select * from final
+select * from with_verdict

@@ -25,6 +25,8 @@ renamed as (
         duration_s,
         load_exit_code,
         hostname,
+        group_name,
+        baseline_run_id,
         tool_name as tool,
         tool_version,
         tool_command,

@@ -1,0 +1,109 @@
+"""compare_runs(a, b): ministat's full comparison of any two runs, as a DuckDB table macro.
+
+The comparisons mart holds pairs within a comparison group only; this macro, created in the
+serving file at publish, answers any pair from SQL (Superset's SQL Lab, the duckdb shell):
+
+    select * from compare_runs('run a', 'run b');
+
+One row per ministat confidence level (80 … 99.5), with the figures `ministat -c C a b`
+prints: N, min, max, median (the sorted value at index n/2), mean and stddev of both sets,
+the difference, margin and their percentages, pooled s and the verdict; plus Welch's t.
+A set is what `mtabench compare` reads: a run's full minutes of load-generator rows, else a
+sample series of that name. No rows when either side has fewer than two values.
+"""
+
+from __future__ import annotations
+
+COMPARE_RUNS = """
+create or replace macro main.compare_runs(baseline_name, candidate_name) as table
+with
+run_values as (
+    select 1 as side, run_id as name, cast(messages as double) as value
+    from main.minutes
+    where run_id in (baseline_name, candidate_name) and has_load_row and not is_partial
+),
+series_values as (
+    select 1 as side, series as name, cast(value as double) as value
+    from main.dtrace_samples
+    where series in (baseline_name, candidate_name)
+        and series not in (select name from run_values)
+),
+named as (
+    select
+        case when v.name = baseline_name then 1 else 2 end as side,
+        v.name,
+        v.value
+    from (select * from run_values union all select * from series_values) as v
+    -- comparing a set with itself: both sides
+    union all
+    select 2, name, value from run_values where baseline_name = candidate_name
+    union all
+    select 2, name, value from series_values where baseline_name = candidate_name
+),
+stats as (
+    select
+        side,
+        any_value(name) as name,
+        count(*) as n,
+        min(value) as min_value,
+        max(value) as max_value,
+        list_sort(list(value))[floor(count(*) / 2)::bigint + 1] as median,
+        sum(value) / count(*) as mean,
+        (sum(value * value) - sum(value) * sum(value) / count(*)) / (count(*) - 1) as variance
+    from named
+    group by side
+    having count(*) >= 2
+),
+pair as (
+    select
+        a.name as baseline, b.name as candidate,
+        a.n as n1, a.min_value as min1, a.max_value as max1, a.median as median1, a.mean as mean1,
+        sqrt(a.variance) as stddev1, a.variance as var1,
+        b.n as n2, b.min_value as min2, b.max_value as max2, b.median as median2, b.mean as mean2,
+        sqrt(b.variance) as stddev2, b.variance as var2,
+        a.n + b.n - 2 as df,
+        b.mean - a.mean as difference,
+        sqrt(((b.n - 1) * b.variance + (a.n - 1) * a.variance) / (a.n + b.n - 2)) as pooled_s,
+        sqrt(a.variance / a.n + b.variance / b.n) as welch_se,
+        power(a.variance / a.n + b.variance / b.n, 2)
+            / nullif(power(a.variance / a.n, 2) / (a.n - 1) + power(b.variance / b.n, 2) / (b.n - 1), 0)
+            as welch_df
+    from stats as a, stats as b
+    where a.side = 1 and b.side = 2
+),
+levels as (
+    select
+        p.*,
+        t.confidence,
+        t.t as t_student,
+        t.t * p.pooled_s * sqrt(1.0 / p.n2 + 1.0 / p.n1) as margin
+    from pair as p
+    -- ministat's table: df 1..100, then the infinity row (df 0)
+    join reference.student_t as t on t.df = case when p.df > 100 then 0 else p.df end
+)
+select
+    l.baseline, l.candidate, l.confidence,
+    l.n1, l.min1, l.max1, l.median1, l.mean1, l.stddev1,
+    l.n2, l.min2, l.max2, l.median2, l.mean2, l.stddev2,
+    l.df, l.t_student, l.pooled_s, l.difference, l.margin,
+    100 * l.difference / nullif(l.mean1, 0) as difference_pct,
+    100 * l.margin / nullif(l.mean1, 0) as margin_pct,
+    abs(l.difference) > l.margin as is_significant,
+    case when abs(l.difference) > l.margin
+        then 'Difference at ' || cast(l.confidence as varchar) || '% confidence'
+        else 'No difference proven at ' || cast(l.confidence as varchar) || '% confidence'
+    end as verdict,
+    l.welch_df, l.welch_se,
+    w.t * l.welch_se as welch_margin,
+    abs(l.difference) > w.t * l.welch_se as welch_is_significant
+from levels as l
+left join reference.student_t as w
+    on w.confidence = l.confidence
+    and w.df = case when l.welch_df > 100 then 0 else greatest(1, floor(l.welch_df)::integer) end
+order by l.confidence
+"""
+
+
+def create_compare_macro(con) -> None:
+    """Create compare_runs() in the connection's current database (the serving file)."""
+    con.execute(COMPARE_RUNS)
