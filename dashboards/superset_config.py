@@ -78,7 +78,8 @@ FEATURE_FLAGS = {
 # SQL Lab: read-only by construction (the database is imported with allow_dml: false
 # and opened read-only by DuckDB); no uploads.
 SQLLAB_CTAS_NO_LIMIT = False
-SQL_MAX_ROW = 100000
+# a chart asks for every row it can get at 6,000+ runs (tests/test_dashboard_limits.py)
+SQL_MAX_ROW = 1_000_000
 PREVENT_UNSAFE_DB_CONNECTIONS = True
 
 # DuckDB can read and write files by itself (read_text, glob, COPY ... TO, ATTACH). On the
