@@ -32,6 +32,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from urllib.parse import quote
 
 import requests
 from selenium import webdriver
@@ -202,6 +203,7 @@ def _rison(value) -> str:
 
 
 FILTER_NAMES = ("Run", "Label", "Baseline run")
+RISON_SAFE = "()!:,'*-._~"
 
 
 def _replay(api: Api, qc: dict) -> str:
@@ -223,7 +225,8 @@ def filter_check(driver, api: Api, base: str, dash: dict, n_charts: int, timeout
     values_url = f"/api/v1/datasource/table/{target['datasetId']}/column/{column}/values/"
     values = api.get(values_url).json()["result"]
     default = (nf.get("defaultDataMask", {}).get("filterState") or {}).get("value") or []
-    value = next(v for v in values if v not in default)
+    # sorted: the values endpoint lists them in whatever order the database's distinct gives
+    value = next(v for v in sorted(values, key=str) if v not in default)
     slug = dash.get("slug") or str(dash["id"])
 
     excluded = set(nf.get("scope", {}).get("excluded", []))
@@ -259,9 +262,9 @@ def filter_check(driver, api: Api, base: str, dash: dict, n_charts: int, timeout
         "extraFormData": {"filters": [{"col": column, "op": "IN", "val": [value]}]},
         "filterState": {"value": [value]},
     }
-    after = capture(
-        f"{base}/superset/dashboard/{slug}/?native_filters={_rison({nf['id']: state})}", want_filter=True
-    )
+    # percent-encoded: a run id may hold '#' (run_id#2), which would end the URL's query
+    param = quote(_rison({nf["id"]: state}), safe=RISON_SAFE)
+    after = capture(f"{base}/superset/dashboard/{slug}/?native_filters={param}", want_filter=True)
     charts = []
     for chart_id in sorted(set(before) | set(after)):
         b, a = before.get(chart_id), after.get(chart_id)

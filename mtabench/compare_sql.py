@@ -104,6 +104,22 @@ order by l.confidence
 """
 
 
-def create_compare_macro(con) -> None:
-    """Create compare_runs() in the connection's current database (the serving file)."""
+READS = ("main.minutes", "main.dtrace_samples", "reference.student_t")
+
+
+def create_compare_macro(con) -> bool:
+    """Create compare_runs() in the connection's current database (the serving file).
+
+    DuckDB binds a macro's tables when it is created: a file without them (a partial build)
+    gets no macro rather than a failed publish."""
+    present = {
+        f"{schema}.{name}"
+        for schema, name in con.execute(
+            "select table_schema, table_name from information_schema.tables"
+            " where table_catalog = current_database()"
+        ).fetchall()
+    }
+    if not set(READS) <= present:
+        return False
     con.execute(COMPARE_RUNS)
+    return True
