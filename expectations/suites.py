@@ -160,8 +160,12 @@ MARTS: list[Check] = [
     ),
     Check(
         "minutes",
-        # negative offsets are monitor minutes before the load started (no load row)
-        "select *, case when has_load_row then minute_offset end as load_minute_offset from main.minutes",
+        # negative offsets are monitor minutes before the load started (no load row);
+        # pop3 + imap sessions never exceed the sessions (the Mailbox side dashboard charts both)
+        """select *, case when has_load_row then minute_offset end as load_minute_offset,
+                  mailbox_sessions - coalesce(pop3_sessions, 0) - coalesce(imap_sessions, 0)
+                      as other_service_sessions
+           from main.minutes""",
         [
             *_nonneg("messages", "data_kb", "errors", "connections", "load_minute_offset"),
             # samplers start seconds before the load: minutes far before it mean the files'
@@ -170,7 +174,9 @@ MARTS: list[Check] = [
                 "ExpectColumnValuesToBeBetween",
                 {"column": "minute_offset", "min_value": -MAX_MONITOR_LEAD_MINUTES},
             ),
-            *_nonneg(*MAILBOX_COUNTS, *RABID_COUNTS),
+            *_nonneg(*MAILBOX_COUNTS, *RABID_COUNTS, "other_service_sessions"),
+            # the SMTP side the Mailbox side dashboard charts against POP/IMAP out
+            *_nonneg("received", "delivered"),
             ("ExpectColumnValuesToNotBeNull", {"column": "has_rabid_row"}),
             (
                 "ExpectColumnPairValuesAToBeGreaterThanB",

@@ -69,3 +69,53 @@ def test_checks_stream_in_chunks_and_still_see_every_row(built_db, tmp_path, mon
     dup = failures[("messages", "expect_compound_columns_to_be_unique", None)]
     assert dup.startswith(f"2 of {n + 1} rows unexpected"), dup
     assert len(exc.value.failures) == 2, exc.value.failures
+
+
+def test_mailbox_checks_fail_on_bad_mailbox_figures(built_db, tmp_path):
+    """Every mailbox-side expectation the Mailbox side dashboard relies on can fail: one bad
+    value each, in the recorded mailbox runs, and each failure names its column."""
+    bad = tmp_path / "bad.duckdb"
+    shutil.copy(built_db, bad)
+    f, g, h = "'f-mailbox-pop'", "'g-mailbox-imap25'", "'h-rabid-alone'"
+    tampered = {
+        ("minutes", "expect_column_pair_values_a_to_be_greater_than_b", "zero_byte_sessions"): (
+            f"update main.minutes set zero_byte_sessions = mailbox_sessions + 1 where run_id = {f} "
+            "and minute_offset = 1"
+        ),
+        ("minutes", "expect_column_values_to_be_between", "bytes_retrieved"): (
+            f"update main.minutes set bytes_retrieved = -1 where run_id = {h} and minute_offset = 0"
+        ),
+        ("minutes", "expect_column_values_to_be_between", "other_service_sessions"): (
+            f"update main.minutes set pop3_sessions = mailbox_sessions + 1 where run_id = {h} "
+            "and minute_offset = 2"
+        ),
+        ("minutes", "expect_column_values_to_be_between", "received"): (
+            f"update main.minutes set received = -3 where run_id = {g} and minute_offset = 3"
+        ),
+        ("runs", "expect_column_values_to_be_between", "msgs_retrieved"): (
+            f"update main.runs set msgs_retrieved = -1 where run_id = {g}"
+        ),
+        ("runs", "expect_column_pair_values_a_to_be_greater_than_b", "zero_byte_sessions"): (
+            f"update main.runs set zero_byte_sessions = mailbox_sessions + 1 where run_id = {h}"
+        ),
+        ("runs", "expect_column_pair_values_a_to_be_greater_than_b", "sustained_retrievals_per_min"): (
+            "update main.runs set peak_retrievals_per_min = sustained_retrievals_per_min - 1 "
+            f"where run_id = {f}"
+        ),
+        ("daily_capacity", "expect_column_values_to_be_between", "retrievals_day_residual"): (
+            "update main.daily_capacity set sustained_retrievals_per_day = sustained_retrievals_per_day + 1 "
+            f"where run_id = {f}"
+        ),
+    }
+    with duckdb.connect(str(bad)) as con:
+        for sql in tampered.values():
+            con.execute(sql)
+    with pytest.raises(ValidationFailed) as exc:
+        validate(bad, tmp_path / "gx", suites=["marts"])
+    failed = {
+        (x.check, x.expectation, x.kwargs.get("column_B") or x.kwargs.get("column")): x.detail
+        for x in exc.value.failures
+    }
+    assert set(tampered) <= set(failed), set(tampered) - set(failed)
+    assert failed[("runs", "expect_column_values_to_be_between", "msgs_retrieved")].startswith("1 of ")
+    assert len(failed) == len(tampered), set(failed) - set(tampered)
