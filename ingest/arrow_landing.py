@@ -185,6 +185,29 @@ def _write_part(tmp: Path, final: Path, tb: pa.Table) -> None:
     os.replace(tmp, final)
 
 
+def _write_block(tmp: Path, final: Path, block, file_id: int) -> None:
+    """A compiled parser's block as one Parquet part (its rows; noise and quarantine left
+    out), written by the crate with the GIL released, then renamed."""
+    block.write(str(tmp), file_id)
+    os.replace(tmp, final)
+
+
+def _land_skipped(con, file_id: int, skipped: list[tuple]) -> tuple[int, int]:
+    """A block's noise and quarantine lines ((line_no, kind, detail, line)) to their tables."""
+    noise = [(int(file_id), ln, d, m) for ln, k, d, m in skipped if k == NOISE]
+    quarantine = [(int(file_id), ln, d, m) for ln, k, d, m in skipped if k == QUARANTINE]
+    if noise:
+        con.executemany(
+            "insert into raw.noise (file_id, line_no, item_no, kind, text) values (?, ?, 0, ?, ?)", noise
+        )
+    if quarantine:
+        con.executemany(
+            "insert into raw.quarantine (file_id, line_no, item_no, reason, text) values (?, ?, 0, ?, ?)",
+            quarantine,
+        )
+    return len(noise), len(quarantine)
+
+
 def land(con, file_id: int, table: str, ddl: str, blocks: Iterable[list[pa.RecordBatch]]) -> LineCounts:
     """Write a file's batches: rows to Parquet, noise and quarantine to their tables.
 
@@ -201,8 +224,23 @@ def land(con, file_id: int, table: str, ddl: str, blocks: Iterable[list[pa.Recor
     pool = ThreadPoolExecutor(max_workers=WRITERS, thread_name_prefix="parquet-part")
     total = noise = quarantined = 0
     try:
-        for seq, batches in enumerate(prefetch(blocks)):
-            tb = pa.Table.from_batches(batches)
+        for seq, item in enumerate(prefetch(blocks)):
+            final = d / f"{stem}-{seq:06d}.parquet"
+            tmp = final.with_name("." + final.name + ".tmp")
+            if hasattr(item, "write"):  # a compiled parser's block: it writes its own part
+                total += item.lines
+                skipped = item.skipped() if item.rows < item.lines else []
+                if skipped:
+                    n_noise, n_q = _land_skipped(con, file_id, skipped)
+                    noise += n_noise
+                    quarantined += n_q
+                parts.append((tmp, final))
+                pending.append(pool.submit(_write_block, tmp, final, item, int(file_id)))
+                del item
+                while len(pending) >= WRITERS:
+                    pending.popleft().result()
+                continue
+            tb = pa.Table.from_batches(item)
             total += tb.num_rows
             kind = tb.column("kind")
             is_noise = pc.equal(kind, NOISE)
@@ -229,8 +267,6 @@ def land(con, file_id: int, table: str, ddl: str, blocks: Iterable[list[pa.Recor
             tb = tb.append_column("file_id", pa.repeat(pa.scalar(int(file_id), pa.int64()), n))
             tb = tb.append_column("item_no", pa.repeat(pa.scalar(0, pa.int32()), n))
             tb = tb.select(names)
-            final = d / f"{stem}-{seq:06d}.parquet"
-            tmp = final.with_name("." + final.name + ".tmp")
             parts.append((tmp, final))
             pending.append(pool.submit(_write_part, tmp, final, tb))
             del tb
