@@ -136,17 +136,17 @@ def parse_maillogs(paths: Paths, progress: Callable[[str], None] = print) -> Pat
 
 
 def parse_staged(spark, staged: list, out: Path, counts_dir: Path, threads: int = 1) -> None:
-    """mapInArrow over the staged files (one task each): the maillog rows, written once by
-    run (`out`); the noise / quarantine counts per file come back through an accumulator
-    and are written to `counts_dir`."""
-    from ingest.maillog_spark_udf import CountsParam, parse_files_udf, rows_schema, task_table
+    """mapInArrow over the staged files (one task each): every task writes its file's rows as
+    Parquet parts under `out/run_key=<run>/` itself; only per-file counts come back, and the
+    noise / quarantine counts are written to `counts_dir`."""
+    from ingest.maillog_spark_udf import PARTS_DDL, task_table, write_parts_udf
 
-    counts = spark.sparkContext.accumulator({}, CountsParam())
+    shutil.rmtree(out, ignore_errors=True)  # this run's parts only (as mode overwrite did)
+    out.mkdir(parents=True)
     tasks = spark.createDataFrame(task_table(staged)).repartition(max(len(staged), 1))
-    parsed = tasks.mapInArrow(parse_files_udf(threads, counts), rows_schema())
-    parsed.write.mode("overwrite").partitionBy("run_key").parquet(str(out))
-    rows = [(fid, n, q) for fid, (n, q) in sorted(counts.value.items())]
-    spark.createDataFrame(rows, "file_id long, noise long, quarantined long").coalesce(1).write.mode(
+    done = tasks.mapInArrow(write_parts_udf(str(out), threads), PARTS_DDL).collect()
+    rows = [(r["file_id"], r["noise"], r["quarantined"]) for r in done if r["noise"] or r["quarantined"]]
+    spark.createDataFrame(sorted(rows), "file_id long, noise long, quarantined long").coalesce(1).write.mode(
         "overwrite"
     ).parquet(str(counts_dir))
 

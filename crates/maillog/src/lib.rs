@@ -389,8 +389,10 @@ impl Block {
     }
 
     /// Write the rows as a Parquet file at `path` (GIL released); returns the rows written.
-    fn write(&self, py: Python<'_>, path: &str, file_id: i64) -> PyResult<usize> {
-        py.detach(|| pq::write(path, &self.chunks, file_id)).map_err(|e| pyo3::exceptions::PyOSError::new_err(e.to_string()))
+    /// `all_columns`: write null columns too (a folder of parts with one schema).
+    #[pyo3(signature = (path, file_id, all_columns=false))]
+    fn write(&self, py: Python<'_>, path: &str, file_id: i64, all_columns: bool) -> PyResult<usize> {
+        py.detach(|| pq::write(path, &self.chunks, file_id, all_columns)).map_err(|e| pyo3::exceptions::PyOSError::new_err(e.to_string()))
     }
 }
 

@@ -92,6 +92,8 @@ const LZ4_RAW: i32 = 7;
 const OPTIONAL: i32 = 1;
 const REQUIRED: i32 = 0;
 
+const LINE_NO: usize = crate::cols::C::line_no as usize;
+
 #[derive(Clone, Copy, PartialEq)]
 enum Phys {
     I32 = 1,
@@ -149,34 +151,55 @@ fn def_levels(col: &Col, n: usize, keep: &[usize], out: &mut Vec<u8>) {
     }
 }
 
-/// PLAIN values of the kept, non-null rows.
+/// PLAIN values of the kept, non-null rows (one loop per type: this runs for every value).
 fn values(col: &Col, n: usize, keep: &[usize], out: &mut Vec<u8>) {
-    let one = |r: usize, out: &mut Vec<u8>| {
-        if !is_set(&col.valid, r) {
-            return;
-        }
-        match col.ty {
-            Ty::Str => {
-                let (a, b) = (col.offsets[r] as usize, col.offsets[r + 1] as usize);
-                out.extend_from_slice(&((b - a) as u32).to_le_bytes());
-                out.extend_from_slice(&col.data[a..b]);
-            }
-            Ty::I32 => out.extend_from_slice(&col.data[r * 4..r * 4 + 4]),
-            _ => out.extend_from_slice(&col.data[r * 8..r * 8 + 8]),
-        }
-    };
-    if keep.is_empty() {
+    let all: Vec<usize>;
+    let rows: &[usize] = if keep.is_empty() {
         if col.nulls == 0 && col.ty != Ty::Str {
             let w = if col.ty == Ty::I32 { 4 } else { 8 };
             out.extend_from_slice(&col.data[..n * w]);
             return;
         }
-        for r in 0..n {
-            one(r, out);
+        if col.ty == Ty::Str {
+            out.reserve(col.data.len() + 4 * (n - col.nulls));
+            let (off, data, valid) = (&col.offsets[..=n], &col.data[..], &col.valid[..]);
+            for r in 0..n {
+                if valid[r >> 3] & (1 << (r & 7)) != 0 {
+                    let (a, b) = (off[r] as usize, off[r + 1] as usize);
+                    out.extend_from_slice(&((b - a) as u32).to_le_bytes());
+                    out.extend_from_slice(&data[a..b]);
+                }
+            }
+            return;
         }
+        all = (0..n).collect();
+        &all
     } else {
-        for &r in keep {
-            one(r, out);
+        keep
+    };
+    match col.ty {
+        Ty::Str => {
+            for &r in rows {
+                if is_set(&col.valid, r) {
+                    let (a, b) = (col.offsets[r] as usize, col.offsets[r + 1] as usize);
+                    out.extend_from_slice(&((b - a) as u32).to_le_bytes());
+                    out.extend_from_slice(&col.data[a..b]);
+                }
+            }
+        }
+        Ty::I32 => {
+            for &r in rows {
+                if is_set(&col.valid, r) {
+                    out.extend_from_slice(&col.data[r * 4..r * 4 + 4]);
+                }
+            }
+        }
+        _ => {
+            for &r in rows {
+                if is_set(&col.valid, r) {
+                    out.extend_from_slice(&col.data[r * 8..r * 8 + 8]);
+                }
+            }
         }
     }
 }
@@ -194,10 +217,33 @@ fn page_header(t: &mut Thrift, uncompressed: usize, compressed: usize, num_value
     t.b.push(0); // end of PageHeader
 }
 
+thread_local! {
+    // page buffers (raw, compressed) reused across the parts a writer thread writes: fresh
+    // multi-MB buffers per column cost a page fault per 4 KiB
+    static BUFS: std::cell::RefCell<(Vec<u8>, Vec<u8>)> = const { std::cell::RefCell::new((Vec::new(), Vec::new())) };
+}
+
 /// Write the kept rows of `chunks` to `path` as Parquet; returns the rows written.
-pub fn write(path: &str, chunks: &[Chunk], file_id: i64) -> std::io::Result<usize> {
+/// `all_columns`: every column, null or not (parts a reader takes without merging schemas:
+/// Spark's output folder); otherwise only those some kept row sets.
+pub fn write(path: &str, chunks: &[Chunk], file_id: i64, all_columns: bool) -> std::io::Result<usize> {
+    BUFS.with(|b| {
+        let mut b = b.borrow_mut();
+        let (raw, comp) = &mut *b;
+        write_with(path, chunks, file_id, all_columns, raw, comp)
+    })
+}
+
+fn write_with(
+    path: &str,
+    chunks: &[Chunk],
+    file_id: i64,
+    all_columns: bool,
+    raw: &mut Vec<u8>,
+    comp: &mut Vec<u8>,
+) -> std::io::Result<usize> {
     // columns some kept row sets (line_no always)
-    let mut used = vec![false; COLUMNS.len()];
+    let mut used = vec![all_columns; COLUMNS.len()];
     used[0] = true;
     for c in chunks {
         let n = c.table.len;
@@ -220,7 +266,9 @@ pub fn write(path: &str, chunks: &[Chunk], file_id: i64) -> std::io::Result<usiz
     idx.extend([usize::MAX, usize::MAX]);
     for (i, &(name, ty)) in COLUMNS.iter().enumerate() {
         if used[i] {
-            cols.push(OutCol { name, phys: phys(ty), ty: Some(ty), optional: true, chunks: vec![] });
+            // line_no as INT32: raw.maillog's type (the parser keeps it as int64)
+            let p = if i == LINE_NO { Phys::I32 } else { phys(ty) };
+            cols.push(OutCol { name, phys: p, ty: Some(ty), optional: true, chunks: vec![] });
             idx.push(i);
         }
     }
@@ -229,8 +277,6 @@ pub fn write(path: &str, chunks: &[Chunk], file_id: i64) -> std::io::Result<usiz
     let mut w = std::io::BufWriter::with_capacity(1 << 20, f);
     w.write_all(b"PAR1")?;
     let mut pos: i64 = 4;
-    let mut raw = Vec::new();
-    let mut comp = Vec::new();
     let mut rg_rows = Vec::new();
     let mut total = 0usize;
     for c in chunks {
@@ -253,12 +299,24 @@ pub fn write(path: &str, chunks: &[Chunk], file_id: i64) -> std::io::Result<usiz
                 }
             } else {
                 let col = &c.table.cols[src];
-                def_levels(col, n, keep, &mut raw);
-                values(col, n, keep, &mut raw);
+                def_levels(col, n, keep, raw);
+                if src == LINE_NO {
+                    let rows: Vec<usize> = if keep.is_empty() { (0..n).collect() } else { keep.to_vec() };
+                    for r in rows {
+                        if is_set(&col.valid, r) {
+                            let v = i64::from_le_bytes(col.data[r * 8..r * 8 + 8].try_into().unwrap());
+                            raw.extend_from_slice(&(v as i32).to_le_bytes());
+                        }
+                    }
+                } else {
+                    values(col, n, keep, raw);
+                }
             }
-            comp.clear();
-            comp.resize(lz4_flex::block::get_maximum_output_size(raw.len()), 0);
-            let clen = lz4_flex::block::compress_into(&raw, &mut comp).map_err(std::io::Error::other)?;
+            let need = lz4_flex::block::get_maximum_output_size(raw.len());
+            if comp.len() < need {
+                comp.resize(need, 0); // grown only: no re-zeroing per column
+            }
+            let clen = lz4_flex::block::compress_into(raw, comp).map_err(std::io::Error::other)?;
             let mut t = Thrift::new();
             page_header(&mut t, raw.len(), clen, rows);
             w.write_all(&t.b)?;
