@@ -14,12 +14,10 @@ import pyarrow as pa
 
 from ingest.parsers.base import ParseContext
 
-TASK_COLUMNS = ["file_id", "run_key", "path", "name", "year", "utc_offset_minutes", "run_date", "start_utc"]
 
-
-def task_table(staged: list) -> pa.Table:
-    """One row per staged file (ingest.maillog_lines.StagedLines): what its task needs."""
-    rows = [
+def task_rows(staged: list) -> list[dict]:
+    """One dict per staged file (ingest.maillog_lines.StagedLines): what its task needs."""
+    return [
         {
             "file_id": s.file_id,
             "run_key": s.run_key,
@@ -32,9 +30,6 @@ def task_table(staged: list) -> pa.Table:
         }
         for s in staged
     ]
-    import pandas as pd
-
-    return pd.DataFrame(rows, columns=TASK_COLUMNS)
 
 
 PARTS_SCHEMA = pa.schema(
@@ -53,8 +48,10 @@ def _ctx(t: dict) -> ParseContext:
     )
 
 
-def write_parts_udf(out: str, threads: int = 1):
-    """The mapInArrow function: each task parses its staged file and writes the rows itself
+def write_parts_udf(out: str, tasks: list[dict], threads: int = 1):
+    """The mapInArrow function over `spark.range(len(tasks), numPartitions=len(tasks))` (one
+    partition per file, no shuffle; the task list travels with the function): each task
+    parses its staged file and writes the rows itself
     as Parquet parts (the crate's writer, every column, so the folder has one schema) under
     `<out>/run_key=<run>/`; it yields only per-file counts (rows, noise, quarantined). So
     no row crosses into the JVM: Spark schedules the tasks, the parse and the write are the
@@ -63,8 +60,8 @@ def write_parts_udf(out: str, threads: int = 1):
     def parse(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         from ingest.parsers.maillog import NOISE, file_batches
 
-        for task in batches:
-            for t in task.to_pylist():
+        for ids in batches:
+            for t in (tasks[i] for i in ids.column("id").to_pylist()):
                 fid = int(t["file_id"])
                 d = Path(out) / f"run_key={quote(t['run_key'], safe='')}"
                 d.mkdir(parents=True, exist_ok=True)
