@@ -1,7 +1,7 @@
 """Bulk tables (raw.maillog) as per-file Parquet behind a DuckDB view.
 
 A parser with `record_batches` hands over Arrow batches, one list per block; each block's
-rows go to one Parquet part (zstd on free text, snappy elsewhere; one row group), written
+rows go to one Parquet part (its non-null columns, LZ4; one row group), written
 by a pool of writer threads under a temporary name and renamed, while the parser works on
 the next block. `raw.parquet_files` records which parts hold each input file's rows (in
 block order), in the same transaction as the file's `raw.files` row, and the view
@@ -37,49 +37,7 @@ from ingest.ledger import LineCounts
 FILES_DDL = "file_id BIGINT NOT NULL, table_name VARCHAR NOT NULL, path VARCHAR NOT NULL"
 NOISE, QUARANTINE = "__noise", "__quarantine"
 WRITERS = 2  # Parquet parts written at once (pyarrow encodes a file on one thread)
-LOW_CARD = {
-    "ts_format",
-    "host",
-    "program",
-    "kind",
-    "status",
-    "dsn",
-    "reject_action",
-    "reject_stage",
-    "enhanced_code",
-    "severity",
-    "proto",
-    "mailer",
-    "relay_host",
-    "relay_ip",
-    "client_host",
-    "client_ip",
-    "tls_level",
-    "tls_protocol",
-    "tls_cipher",
-    "verdict",
-    "service",
-    "stat_name",
-}
-
-# free-text columns: most of a maillog's bytes (bench/maillog_bench.py: zstd there, snappy
-# for the rest writes ~13 % faster than zstd everywhere, files ~1.4x the size)
-FREE_TEXT = {
-    "message",
-    "status_text",
-    "reason",
-    "reply_text",
-    "detail",
-    "commands",
-    "helo",
-    "message_id",
-    "sender",
-    "recipient",
-    "orig_to",
-    "client",
-    "relay",
-    "queue_id",
-}
+ALWAYS = {"file_id", "line_no", "item_no"}  # written even when null (provenance)
 
 
 def store_dir(con) -> Path:
@@ -112,6 +70,7 @@ def ensure(con, table: str, ddl: str) -> None:
 
 def rebuild_view(con, table: str, ddl: str) -> None:
     cols = _columns(ddl)
+    empty = "select " + ", ".join(f"cast(null as {t}) as {n}" for n, t in cols) + " where false"
     paths = [
         r[0]
         for r in con.execute(
@@ -121,9 +80,15 @@ def rebuild_view(con, table: str, ddl: str) -> None:
     if paths:
         files = ", ".join("'" + p.replace("'", "''") + "'" for p in paths)
         select = ", ".join(f"cast({n} as {t}) as {n}" for n, t in cols)
-        body = f"select {select} from read_parquet([{files}])"
+        # a part holds only the columns some row of its block set (union_by_name fills the
+        # rest with NULL); the typed empty relation names every column, so one no part has
+        # is NULL of its type too
+        body = (
+            f"select {select} from (select * from read_parquet([{files}], union_by_name = true) "
+            f"union all by name {empty})"
+        )
     else:
-        body = "select " + ", ".join(f"cast(null as {t}) as {n}" for n, t in cols) + " where false"
+        body = empty
     con.execute(f"create or replace view raw.{table} as {body}")
 
 
@@ -197,24 +162,50 @@ def prefetch(blocks: Iterable, depth: int = 1) -> Iterator:
 
 def _write_part(tmp: Path, final: Path, tb: pa.Table) -> None:
     """One block's rows as one Parquet file (one row group), under a temporary name, renamed
-    when complete. Runs in a writer thread: pyarrow releases the GIL while it encodes."""
-    names = set(tb.schema.names)
+    when complete. Runs in a writer thread: pyarrow releases the GIL while it encodes.
+
+    Only the columns some row of the block set are written: most kinds fill a few of the
+    ~70 columns and each written column costs its definition levels for every row (the view
+    reads the parts with union_by_name, so an absent column is NULL). LZ4 on every column,
+    no dictionaries (bench/maillog_bench.py: cheaper to encode than zstd on the free text
+    and dictionaries on the low-cardinality columns, files ~1.5x the size)."""
+    keep = [f.name for f in tb.schema if f.name in ALWAYS or tb.column(f.name).null_count < tb.num_rows]
+    tb = tb.select(keep)
     writer = pq.ParquetWriter(
         tmp,
         tb.schema,
-        # zstd where the bytes are (free text); snappy elsewhere: a zstd context per column
-        # chunk cost more than it saved on short and null columns
-        compression={f.name: "zstd" if f.name in FREE_TEXT else "snappy" for f in tb.schema},
-        compression_level={n: 1 for n in FREE_TEXT if n in names},
-        # dictionaries only where values repeat (kinds, programs, hosts, statuses)
-        use_dictionary=[f.name for f in tb.schema if f.type == pa.string() and f.name in LOW_CARD],
-        write_statistics=["file_id", "line_no", "ts"],
+        compression="lz4",
+        use_dictionary=False,
+        write_statistics=[n for n in ("file_id", "line_no", "ts") if n in keep],
     )
     try:
         writer.write_table(tb, row_group_size=max(tb.num_rows, 1))
     finally:
         writer.close()
     os.replace(tmp, final)
+
+
+def _write_block(tmp: Path, final: Path, block, file_id: int) -> None:
+    """A compiled parser's block as one Parquet part (its rows; noise and quarantine left
+    out), written by the crate with the GIL released, then renamed."""
+    block.write(str(tmp), file_id)
+    os.replace(tmp, final)
+
+
+def _land_skipped(con, file_id: int, skipped: list[tuple]) -> tuple[int, int]:
+    """A block's noise and quarantine lines ((line_no, kind, detail, line)) to their tables."""
+    noise = [(int(file_id), ln, d, m) for ln, k, d, m in skipped if k == NOISE]
+    quarantine = [(int(file_id), ln, d, m) for ln, k, d, m in skipped if k == QUARANTINE]
+    if noise:
+        con.executemany(
+            "insert into raw.noise (file_id, line_no, item_no, kind, text) values (?, ?, 0, ?, ?)", noise
+        )
+    if quarantine:
+        con.executemany(
+            "insert into raw.quarantine (file_id, line_no, item_no, reason, text) values (?, ?, 0, ?, ?)",
+            quarantine,
+        )
+    return len(noise), len(quarantine)
 
 
 def land(con, file_id: int, table: str, ddl: str, blocks: Iterable[list[pa.RecordBatch]]) -> LineCounts:
@@ -233,8 +224,23 @@ def land(con, file_id: int, table: str, ddl: str, blocks: Iterable[list[pa.Recor
     pool = ThreadPoolExecutor(max_workers=WRITERS, thread_name_prefix="parquet-part")
     total = noise = quarantined = 0
     try:
-        for seq, batches in enumerate(prefetch(blocks)):
-            tb = pa.Table.from_batches(batches)
+        for seq, item in enumerate(prefetch(blocks)):
+            final = d / f"{stem}-{seq:06d}.parquet"
+            tmp = final.with_name("." + final.name + ".tmp")
+            if hasattr(item, "write"):  # a compiled parser's block: it writes its own part
+                total += item.lines
+                skipped = item.skipped() if item.rows < item.lines else []
+                if skipped:
+                    n_noise, n_q = _land_skipped(con, file_id, skipped)
+                    noise += n_noise
+                    quarantined += n_q
+                parts.append((tmp, final))
+                pending.append(pool.submit(_write_block, tmp, final, item, int(file_id)))
+                del item
+                while len(pending) >= WRITERS:
+                    pending.popleft().result()
+                continue
+            tb = pa.Table.from_batches(item)
             total += tb.num_rows
             kind = tb.column("kind")
             is_noise = pc.equal(kind, NOISE)
@@ -261,8 +267,6 @@ def land(con, file_id: int, table: str, ddl: str, blocks: Iterable[list[pa.Recor
             tb = tb.append_column("file_id", pa.repeat(pa.scalar(int(file_id), pa.int64()), n))
             tb = tb.append_column("item_no", pa.repeat(pa.scalar(0, pa.int32()), n))
             tb = tb.select(names)
-            final = d / f"{stem}-{seq:06d}.parquet"
-            tmp = final.with_name("." + final.name + ".tmp")
             parts.append((tmp, final))
             pending.append(pool.submit(_write_part, tmp, final, tb))
             del tb

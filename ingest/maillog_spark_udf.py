@@ -1,23 +1,23 @@
 """The maillog parse as a Spark mapInArrow function: one task per staged file, the very
-parser the DuckDB landing runs (ingest/parsers/maillog.py over crates/maillog)."""
+parser and Parquet writer the DuckDB landing runs (ingest/parsers/maillog.py over
+crates/maillog)."""
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from datetime import date, datetime
 from pathlib import Path
+from urllib.parse import quote
 
 import pyarrow as pa
-import pyarrow.compute as pc
 
 from ingest.parsers.base import ParseContext
 
-TASK_COLUMNS = ["file_id", "run_key", "path", "name", "year", "utc_offset_minutes", "run_date", "start_utc"]
 
-
-def task_table(staged: list) -> pa.Table:
-    """One row per staged file (ingest.maillog_lines.StagedLines): what its task needs."""
-    rows = [
+def task_rows(staged: list) -> list[dict]:
+    """One dict per staged file (ingest.maillog_lines.StagedLines): what its task needs."""
+    return [
         {
             "file_id": s.file_id,
             "run_key": s.run_key,
@@ -30,82 +30,58 @@ def task_table(staged: list) -> pa.Table:
         }
         for s in staged
     ]
-    import pandas as pd
-
-    return pd.DataFrame(rows, columns=TASK_COLUMNS)
 
 
-def rows_schema():
-    """Spark schema of the function's output: file_id, run_key, item_no and the parser's columns."""
-    from pyspark.sql import types as T
-
-    from ingest.parsers.maillog import arrow_schema
-
-    conv = {
-        pa.timestamp("us"): T.TimestampNTZType(),  # naive UTC, as DuckDB's TIMESTAMP
-        pa.int32(): T.IntegerType(),
-        pa.int64(): T.LongType(),
-        pa.float64(): T.DoubleType(),
-        pa.string(): T.StringType(),
-    }
-    fields = [T.StructField("file_id", T.LongType()), T.StructField("run_key", T.StringType())]
-    fields.append(T.StructField("item_no", T.IntegerType()))
-    for f in arrow_schema():
-        typ = T.IntegerType() if f.name == "line_no" else conv[f.type]
-        fields.append(T.StructField(f.name, typ))
-    return T.StructType(fields)
+PARTS_SCHEMA = pa.schema(
+    [("file_id", pa.int64()), ("rows", pa.int64()), ("noise", pa.int64()), ("quarantined", pa.int64())]
+)
+PARTS_DDL = "file_id long, rows long, noise long, quarantined long"
 
 
-class CountsParam:
-    """Accumulator of {file_id: (noise, quarantined)} (pyspark AccumulatorParam protocol)."""
-
-    def zero(self, value: dict) -> dict:
-        return {}
-
-    def addInPlace(self, a: dict, b: dict) -> dict:  # noqa: N802 (pyspark's name)
-        for k, (n, q) in b.items():
-            n0, q0 = a.get(k, (0, 0))
-            a[k] = (n0 + n, q0 + q)
-        return a
+def _ctx(t: dict) -> ParseContext:
+    return ParseContext(
+        run_key=t["run_key"],
+        year=t["year"],
+        utc_offset_minutes=t["utc_offset_minutes"],
+        run_date=date.fromisoformat(t["run_date"]) if t["run_date"] else None,
+        start_utc=datetime.fromisoformat(t["start_utc"]) if t["start_utc"] else None,
+    )
 
 
-def parse_files_udf(threads: int = 1, counts=None):
-    """The mapInArrow function; `threads` parser threads per task (Spark gives a task one
-    core). It yields the maillog rows; noise and quarantine lines are only counted (`counts`)."""
+def write_parts_udf(out: str, tasks: list[dict], threads: int = 1):
+    """The mapInArrow function over `spark.range(len(tasks), numPartitions=len(tasks))` (one
+    partition per file, no shuffle; the task list travels with the function): each task
+    parses its staged file and writes the rows itself
+    as Parquet parts (the crate's writer, every column, so the folder has one schema) under
+    `<out>/run_key=<run>/`; it yields only per-file counts (rows, noise, quarantined). So
+    no row crosses into the JVM: Spark schedules the tasks, the parse and the write are the
+    very code of the DuckDB landing. `out` must be a path the executors can write."""
 
     def parse(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-        from ingest.parsers.maillog import file_batches
+        from ingest.parsers.maillog import NOISE, file_batches
 
-        for task in batches:
-            for t in task.to_pylist():
-                ctx = ParseContext(
-                    run_key=t["run_key"],
-                    year=t["year"],
-                    utc_offset_minutes=t["utc_offset_minutes"],
-                    run_date=date.fromisoformat(t["run_date"]) if t["run_date"] else None,
-                    start_utc=datetime.fromisoformat(t["start_utc"]) if t["start_utc"] else None,
+        for ids in batches:
+            for t in (tasks[i] for i in ids.column("id").to_pylist()):
+                fid = int(t["file_id"])
+                d = Path(out) / f"run_key={quote(t['run_key'], safe='')}"
+                d.mkdir(parents=True, exist_ok=True)
+                rows = noise = quarantined = 0
+                for seq, block in enumerate(
+                    file_batches(Path(t["path"]), t["name"], _ctx(t), threads, False)
+                ):
+                    if block.rows < block.lines:
+                        kinds = [k for _, k, _, _ in block.skipped()]
+                        noise += sum(k == NOISE for k in kinds)
+                        quarantined += len(kinds) - sum(k == NOISE for k in kinds)
+                    if block.rows:
+                        # a retried task rewrites the same names; a part appears whole (rename)
+                        final = d / f"part-{fid:08d}-{seq:06d}.parquet"
+                        tmp = d / f".{final.name}.tmp"
+                        rows += block.write(str(tmp), fid, True)
+                        os.replace(tmp, final)
+                yield pa.RecordBatch.from_pylist(
+                    [{"file_id": fid, "rows": rows, "noise": noise, "quarantined": quarantined}],
+                    schema=PARTS_SCHEMA,
                 )
-                noise = quarantined = 0
-                for block in file_batches(Path(t["path"]), t["name"], ctx, threads=threads):
-                    for b in block:
-                        kind = b.column("kind")
-                        is_noise, is_q = pc.equal(kind, "__noise"), pc.equal(kind, "__quarantine")
-                        other = pc.or_(is_noise, is_q)
-                        if pc.any(other).as_py():
-                            noise += pc.sum(is_noise.cast(pa.int64())).as_py() or 0
-                            quarantined += pc.sum(is_q.cast(pa.int64())).as_py() or 0
-                            b = b.filter(pc.invert(other))
-                        n = b.num_rows
-                        cols = [
-                            pa.repeat(pa.scalar(t["file_id"], pa.int64()), n),
-                            pa.repeat(pa.scalar(t["run_key"], pa.string()), n),
-                            pa.repeat(pa.scalar(0, pa.int32()), n),
-                            *(b.column(i) for i in range(b.num_columns)),
-                        ]
-                        cols[3] = cols[3].cast(pa.int32())  # line_no as in raw.maillog
-                        names = ["file_id", "run_key", "item_no", *b.schema.names]
-                        yield pa.RecordBatch.from_arrays(cols, names=names)
-                if counts is not None and (noise or quarantined):
-                    counts.add({t["file_id"]: (noise, quarantined)})
 
     return parse

@@ -136,19 +136,26 @@ def parse_maillogs(paths: Paths, progress: Callable[[str], None] = print) -> Pat
 
 
 def parse_staged(spark, staged: list, out: Path, counts_dir: Path, threads: int = 1) -> None:
-    """mapInArrow over the staged files (one task each): the maillog rows, written once by
-    run (`out`); the noise / quarantine counts per file come back through an accumulator
-    and are written to `counts_dir`."""
-    from ingest.maillog_spark_udf import CountsParam, parse_files_udf, rows_schema, task_table
+    """mapInArrow over the staged files (one task each): every task writes its file's rows as
+    Parquet parts under `out/run_key=<run>/` itself; only per-file counts come back, and the
+    noise / quarantine counts are written to `counts_dir`."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
 
-    counts = spark.sparkContext.accumulator({}, CountsParam())
-    tasks = spark.createDataFrame(task_table(staged)).repartition(max(len(staged), 1))
-    parsed = tasks.mapInArrow(parse_files_udf(threads, counts), rows_schema())
-    parsed.write.mode("overwrite").partitionBy("run_key").parquet(str(out))
-    rows = [(fid, n, q) for fid, (n, q) in sorted(counts.value.items())]
-    spark.createDataFrame(rows, "file_id long, noise long, quarantined long").coalesce(1).write.mode(
-        "overwrite"
-    ).parquet(str(counts_dir))
+    from ingest.maillog_spark_udf import PARTS_DDL, task_rows, write_parts_udf
+
+    shutil.rmtree(out, ignore_errors=True)  # this run's parts only (as mode overwrite did)
+    out.mkdir(parents=True)
+    tasks = task_rows(staged)
+    ids = spark.range(len(tasks), numPartitions=max(len(tasks), 1))
+    done = ids.mapInArrow(write_parts_udf(str(out), tasks, threads), PARTS_DDL).collect()
+    rows = sorted((r["file_id"], r["noise"], r["quarantined"]) for r in done if r["noise"] + r["quarantined"])
+    # a few rows: written by the driver, not by another Spark job
+    shutil.rmtree(counts_dir, ignore_errors=True)
+    counts_dir.mkdir(parents=True)
+    names = ["file_id", "noise", "quarantined"]
+    table = pa.table({n: pa.array([r[i] for r in rows], pa.int64()) for i, n in enumerate(names)})
+    pq.write_table(table, counts_dir / "part-00000.parquet")
 
 
 def _union(frames: list):

@@ -118,3 +118,49 @@ def test_a_file_in_many_blocks_lands_as_parts_in_line_order(tmp_path):
             raise AssertionError("the failing block did not fail the landing")
         assert sorted(store.iterdir()) == parts  # no part, no temporary file left
         assert con.execute("select count(*) from raw.maillog").fetchone() == (599,)
+
+
+def test_the_crates_parquet_parts_hold_what_the_parser_returns(tmp_path):
+    """The crate writes the parts itself (crates/maillog/src/pq.rs); the same lines through
+    the parser's Arrow output and pyarrow's Parquet writer must give the very same rows,
+    every column, for every log family, noise, quarantine and bytes that are not UTF-8."""
+    import gzip
+
+    from conftest import FIXTURES, SAMPLES
+
+    from ingest import arrow_landing
+    from ingest.landing import PROVENANCE
+    from ingest.parsers.maillog import COLUMN_NAMES, COLUMNS
+
+    body = b"".join(p.read_bytes() for p in sorted((FIXTURES / "maillogs").iterdir()))
+    body += gzip.decompress(sorted(SAMPLES.glob("runs/*/maillog*.gz"))[0].read_bytes())
+    body += b"\nNov 21 22:04:35 mx1 -- MARK --\n"
+    body += b"Nov 21 22:04:34 mx1 postfix/smtpd[1]: x\xff\xfe y\nnot a log line\x00\n"
+    log = tmp_path / "maillog"
+    log.write_bytes(body)
+    lines = body.count(b"\n")
+    with duckdb.connect(str(tmp_path / "x.duckdb")) as con:
+        ensure_schema(con)
+        con.execute("begin")
+        rust = _land(con, log, fid=1)  # the landing's path: Rust blocks
+        py = arrow_landing.land(con, 2, "maillog", f"{PROVENANCE}, {COLUMNS}", _blocks_of(log, 4096))
+        con.execute("commit")
+        assert (rust.total, rust.parsed, rust.noise, rust.quarantined) == (
+            py.total,
+            py.parsed,
+            py.noise,
+            py.quarantined,
+        )
+        assert rust.total == lines and rust.noise >= 1 and rust.quarantined >= 2
+        cols = ", ".join(["line_no", "item_no", *COLUMN_NAMES])
+        one, two = (
+            con.execute(f"select {cols} from raw.maillog where file_id = {f} order by line_no").fetchall()
+            for f in (1, 2)
+        )
+        assert len(one) == rust.parsed > 1000
+        assert one == two
+        noise = con.execute(
+            "select file_id, line_no, kind, text from raw.noise union all "
+            "select file_id, line_no, reason, text from raw.quarantine"
+        ).fetchall()
+        assert sorted(r[1:] for r in noise if r[0] == 1) == sorted(r[1:] for r in noise if r[0] == 2)

@@ -3,9 +3,10 @@
 A parser declares its landing tables (columns beyond the provenance columns
 file_id, line_no, item_no that landing adds), says how sure it is that a file is
 its format (`sniff`), and turns lines into a Ledger. A parser may also offer
-`record_batches(path, name, ctx)` (Arrow, all lines, noise/quarantine flagged by kind):
-the landing (ingest/landing.py) then uses that bulk path. Parsers import nothing from
-the landing: they depend only on their input.
+`record_batches(path, name, ctx)` (per block: Arrow batches of all lines, noise/quarantine
+flagged by kind, or an object that writes its own Parquet part, as the maillog's compiled
+`Block`): the landing (ingest/landing.py, ingest/arrow_landing.py) then uses that bulk
+path. Parsers import nothing from the landing: they depend only on their input.
 """
 
 from __future__ import annotations

@@ -130,6 +130,19 @@ def parse_stream(
         yield out
 
 
+def parse_blocks(blocks: Iterable[bytes], year: int, ctx: ParseContext, threads: int = 0) -> Iterator:
+    """As parse_stream, but each block's rows stay in Rust (`mtabench_maillog.Block`) and
+    are written as a Parquet part by the crate itself (the landing's fast path)."""
+    p = mtabench_maillog.Parser(year, int(ctx.utc_offset_minutes), _ref_month(ctx), threads)
+    for block in blocks:
+        out = p.feed_block(block)
+        if out is not None:
+            yield out
+    out = p.finish_block()
+    if out is not None:
+        yield out
+
+
 def read_blocks(fh: BinaryIO, size: int = BLOCK) -> Iterator[bytes]:
     """Plain-text blocks of a plain or gzip file object (gzip decompressed incrementally)."""
     head = fh.read(2)
@@ -146,16 +159,16 @@ def read_blocks(fh: BinaryIO, size: int = BLOCK) -> Iterator[bytes]:
         raise BadInput(f"corrupt or truncated gzip: {exc}") from exc
 
 
-def file_batches(
-    path: Path, name: str, ctx: ParseContext, threads: int = 0
-) -> Iterator[list[pa.RecordBatch]]:
-    """Record batches of a maillog file, one list per block."""
+def file_batches(path: Path, name: str, ctx: ParseContext, threads: int = 0, arrow: bool = True) -> Iterator:
+    """Record batches of a maillog file, one list per block (`arrow=False`: one Rust
+    `Block` per block instead, for the landing's Parquet parts)."""
     year = ctx.year or datetime.fromtimestamp(Path(path).stat().st_mtime, UTC).year
     with Path(path).open("rb") as fh:
         if name.endswith(".gz") and fh.read(2) != GZIP_MAGIC:
             raise BadInput("named .gz but is not gzip data")
         fh.seek(0)
-        yield from parse_stream(read_blocks(fh), year, ctx, threads)
+        parse = parse_stream if arrow else parse_blocks
+        yield from parse(read_blocks(fh), year, ctx, threads)
 
 
 class MaillogParser(Parser):
@@ -180,8 +193,9 @@ class MaillogParser(Parser):
         return 0
 
     def record_batches(self, path: Path, name: str, ctx: ParseContext) -> Iterator[list[pa.RecordBatch]]:
-        """Bulk path (the landing uses it): Arrow batches per block, all lines."""
-        return file_batches(path, name, ctx)
+        """Bulk path (the landing uses it): per block, the parsed lines as a Rust `Block`
+        that writes its own Parquet part (arrow_landing.land takes Arrow batches too)."""
+        return file_batches(path, name, ctx, arrow=False)
 
     def parse(self, lines: Iterable[tuple[int, str]], ctx: ParseContext) -> Ledger:
         """Per-line view (`mtabench parse maillog`): the same parse, one ledger item per line."""

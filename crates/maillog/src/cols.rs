@@ -314,6 +314,21 @@ impl Table {
         Some(i64::from_le_bytes(col.data[r * 8..r * 8 + 8].try_into().unwrap()))
     }
 
+    /// String of row `r` in column `c` (finished table), None when null.
+    pub fn str_at(&self, c: C, r: usize) -> Option<&[u8]> {
+        let col = &self.cols[c as usize];
+        if col.valid[r / 8] & (1 << (r % 8)) == 0 {
+            return None;
+        }
+        Some(&col.data[col.offsets[r] as usize..col.offsets[r + 1] as usize])
+    }
+
+    /// Integer of row `r` in an I64 column (0 when null).
+    pub fn i64_at(&self, c: C, r: usize) -> i64 {
+        let col = &self.cols[c as usize];
+        i64::from_le_bytes(col.data[r * 8..r * 8 + 8].try_into().unwrap())
+    }
+
     pub fn set_ts(&mut self, c: C, r: usize, v: i64) {
         let col = &mut self.cols[c as usize];
         col.data[r * 8..r * 8 + 8].copy_from_slice(&v.to_le_bytes());

@@ -9,6 +9,7 @@ mod mailbox;
 mod other;
 pub mod parse;
 mod postfix;
+pub mod pq;
 pub mod scan;
 pub mod time;
 
@@ -17,10 +18,18 @@ use parse::{parse_line, Ctx};
 use pyo3::prelude::*;
 use pyo3::types::{PyList, PyTuple};
 
-/// A parsed chunk: the rows and, per row, the local month of a syslog stamp (0 otherwise).
+/// A parsed chunk: the rows, per row the local month of a syslog stamp (0 otherwise), and
+/// the rows that are noise or quarantine (ascending; they land outside raw.maillog).
 pub struct Chunk {
     pub table: Table,
     pub months: Vec<u8>,
+    pub skip: Vec<u32>,
+}
+
+/// Noise (`__noise`) and quarantine (`__quarantine`) rows carry a kind starting with `__`.
+#[inline]
+fn is_skipped(row: &Row) -> bool {
+    row.get_s(C::kind).is_some_and(|k| k.starts_with(b"__"))
 }
 
 /// Parse complete lines (`data` ends with `\n`, or is the last line of the input).
@@ -28,6 +37,7 @@ pub fn parse_chunk(data: &[u8], ctx: &Ctx) -> Chunk {
     let n_est = memchr::memchr_iter(b'\n', data).count() + 1;
     let mut table = Table::new(n_est);
     let mut months = Vec::with_capacity(n_est);
+    let mut skip = Vec::new();
     let mut start = 0usize;
     let mut line_no = 0i64;
     // one check for the whole chunk (the usual case) instead of one per line: a chunk that
@@ -46,12 +56,18 @@ pub fn parse_chunk(data: &[u8], ctx: &Ctx) -> Chunk {
         let m;
         if clean {
             months.push(parse_line(line, false, ctx, &mut row));
+            if is_skipped(&row) {
+                skip.push(table.len as u32);
+            }
             table.push(&row);
             continue;
         }
         match std::str::from_utf8(line) {
             Ok(_) if memchr::memchr(0, line).is_none() => {
                 m = parse_line(line, false, ctx, &mut row);
+                if is_skipped(&row) {
+                    skip.push(table.len as u32);
+                }
                 table.push(&row);
             }
             Ok(s) => {
@@ -59,6 +75,9 @@ pub fn parse_chunk(data: &[u8], ctx: &Ctx) -> Chunk {
                 let mut row2 = Row::new();
                 row2.i(C::line_no, Some(line_no));
                 m = parse_line(fixed.as_bytes(), false, ctx, &mut row2);
+                if is_skipped(&row2) {
+                    skip.push(table.len as u32);
+                }
                 table.push(&row2);
             }
             Err(_) => {
@@ -66,13 +85,16 @@ pub fn parse_chunk(data: &[u8], ctx: &Ctx) -> Chunk {
                 let mut row2 = Row::new();
                 row2.i(C::line_no, Some(line_no));
                 m = parse_line(fixed.as_bytes(), true, ctx, &mut row2);
+                if is_skipped(&row2) {
+                    skip.push(table.len as u32);
+                }
                 table.push(&row2);
             }
         }
         months.push(m);
     }
     table.finish();
-    Chunk { table, months }
+    Chunk { table, months, skip }
 }
 
 /// Year roll-over state of one file, carried across chunks and blocks: a January run
@@ -289,6 +311,35 @@ impl Parser {
         chunks_to_py(py, chunks)
     }
 
+    /// As `feed`, but the parsed lines stay in Rust as a `Block` that writes itself as a
+    /// Parquet part (None when the block completed no line).
+    fn feed_block(&mut self, py: Python<'_>, block: &[u8]) -> Option<Block> {
+        let last = match memchr::memrchr(b'\n', block) {
+            Some(i) => i,
+            None => {
+                self.carry.extend_from_slice(block);
+                return None;
+            }
+        };
+        let mut v = std::mem::take(&mut self.carry);
+        let chunks = if v.is_empty() {
+            self.run(py, &block[..=last])
+        } else {
+            v.extend_from_slice(&block[..=last]);
+            self.run(py, &v)
+        };
+        self.carry = block[last + 1..].to_vec();
+        Some(Block { chunks })
+    }
+
+    fn finish_block(&mut self, py: Python<'_>) -> Option<Block> {
+        if self.carry.is_empty() {
+            return None;
+        }
+        let data = std::mem::take(&mut self.carry);
+        Some(Block { chunks: self.run(py, &data) })
+    }
+
     #[getter]
     fn lines(&self) -> i64 {
         self.next_line - 1
@@ -301,6 +352,47 @@ impl Parser {
         let chunks = py.detach(|| parse_block(data, ctx, years, first, threads));
         self.next_line += chunks.iter().map(|c| c.table.len as i64).sum::<i64>();
         chunks
+    }
+}
+
+/// Parsed lines of one input block, kept in Rust until written.
+#[pyclass(module = "mtabench_maillog", frozen)]
+struct Block {
+    chunks: Vec<Chunk>,
+}
+
+#[pymethods]
+impl Block {
+    /// Lines in the block (rows, noise and quarantine).
+    #[getter]
+    fn lines(&self) -> usize {
+        self.chunks.iter().map(|c| c.table.len).sum()
+    }
+
+    /// Rows that go to the Parquet part (lines that are neither noise nor quarantine).
+    #[getter]
+    fn rows(&self) -> usize {
+        self.chunks.iter().map(|c| c.table.len - c.skip.len()).sum()
+    }
+
+    /// Noise and quarantine lines: [(line_no, kind, detail, message)].
+    fn skipped(&self) -> Vec<(i64, String, Option<String>, Option<String>)> {
+        let mut out = Vec::new();
+        for c in &self.chunks {
+            for &r in &c.skip {
+                let r = r as usize;
+                let s = |col: C| c.table.str_at(col, r).map(|b| String::from_utf8_lossy(b).into_owned());
+                out.push((c.table.i64_at(C::line_no, r), s(C::kind).unwrap_or_default(), s(C::detail), s(C::message)));
+            }
+        }
+        out
+    }
+
+    /// Write the rows as a Parquet file at `path` (GIL released); returns the rows written.
+    /// `all_columns`: write null columns too (a folder of parts with one schema).
+    #[pyo3(signature = (path, file_id, all_columns=false))]
+    fn write(&self, py: Python<'_>, path: &str, file_id: i64, all_columns: bool) -> PyResult<usize> {
+        py.detach(|| pq::write(path, &self.chunks, file_id, all_columns)).map_err(|e| pyo3::exceptions::PyOSError::new_err(e.to_string()))
     }
 }
 
@@ -324,6 +416,7 @@ fn columns() -> Vec<(&'static str, &'static str)> {
 fn mtabench_maillog(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<Parser>()?;
     m.add_class::<Buf>()?;
+    m.add_class::<Block>()?;
     m.add_function(wrap_pyfunction!(columns, m)?)?;
     Ok(())
 }
