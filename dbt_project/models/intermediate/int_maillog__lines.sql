@@ -1,3 +1,6 @@
+{{ config(**per_run_config()) }}
+-- depends_on: {{ ref('int_run_fingerprints') }}
+
 -- Maillog lines with their run, the run's window, and what each line counts as.
 -- Counting follows pflogsumm's definitions so totals can be checked against it:
 --   received  = smtpd/postscreen `QUEUEID: client=` and pickup `uid=|sender=` lines
@@ -10,6 +13,9 @@ with
 
 lines as (
     select * from {{ ref('stg_maillog__lines') }}
+    {% if is_incremental() -%}
+    where file_id in (select file_id from {{ ref('int_file_runs') }} where {{ per_run_only('run_id') }})
+    {%- endif %}
 ),
 
 files as (
