@@ -30,7 +30,8 @@ PER_RUN = [
 def mtabench(data: Path, *args: str) -> None:
     env = {**os.environ, "MTABENCH_DATA": str(data)}
     env.pop("MTABENCH_DB", None)
-    subprocess.run([*CLI, *args], env=env, check=True, capture_output=True, text=True)
+    out = subprocess.run([*CLI, *args], env=env, capture_output=True, text=True, check=False)
+    assert out.returncode == 0, f"mtabench {' '.join(args)}:\n{out.stdout[-3000:]}\n{out.stderr[-3000:]}"
 
 
 def compared_tables(con) -> list[str]:

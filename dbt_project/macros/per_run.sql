@@ -8,7 +8,8 @@
   then appends the rows of exactly the new and changed runs. `per_run_state.builds` holds,
   per model, the fingerprint each run was built with (written by a post-hook in the same
   transaction). `dbt build --full-refresh` (`mtabench run --full-refresh`) rebuilds all.
-  On Spark the same models are plain tables (full rebuild each time).
+  On Spark the same models are plain tables (full rebuild each time). A schema change syncs
+  the columns (sync_all_columns); a code change rebuilds every run anyway.
 
   Use: {{ config(**per_run_config()) }} at the top of the model, and
   `where {{ per_run_only('run_id') }}` on each input it reads rows from.
@@ -19,7 +20,7 @@
         {{ return({
             'materialized': 'incremental',
             'incremental_strategy': 'append',
-            'on_schema_change': 'fail',
+            'on_schema_change': 'sync_all_columns',
             'pre_hook': ["{{ per_run_delete_stale() }}"],
             'post_hook': ["{{ per_run_forget() }}", "{{ per_run_record() }}"],
         }) }}
@@ -70,6 +71,29 @@
 {% macro per_run_only(column) -%}
     {%- if is_incremental() -%}
         {{ column }} in (select run_id from ({{ per_run_current() }}) as cur where run_id not in ({{ per_run_fresh() }}))
+    {%- else -%}
+        true
+    {%- endif -%}
+{%- endmacro %}
+
+{#
+  the same filter on file_id, for a model that reads a landing table (maillog: Parquet parts,
+  one file each). The ids are written into the SQL as constants: DuckDB then skips the other
+  files' parts by their statistics instead of reading the whole landing (4x faster at 8x).
+#}
+{% macro per_run_files_only(column, max_literals=2000) -%}
+    {%- if is_incremental() and execute -%}
+        {%- set sub -%}
+            select file_id from {{ ref('int_file_runs') }} where {{ per_run_only('run_id') }}
+        {%- endset -%}
+        {%- set ids = run_query(sub).columns[0].values() -%}
+        {%- if ids | length == 0 -%}
+            false
+        {%- elif ids | length <= max_literals -%}
+            {{ column }} in ({{ ids | join(', ') }})
+        {%- else -%}
+            {{ column }} in ({{ sub }})
+        {%- endif -%}
     {%- else -%}
         true
     {%- endif -%}

@@ -13,9 +13,7 @@ with
 
 lines as (
     select * from {{ ref('stg_maillog__lines') }}
-    {% if is_incremental() -%}
-    where file_id in (select file_id from {{ ref('int_file_runs') }} where {{ per_run_only('run_id') }})
-    {%- endif %}
+    where {{ per_run_files_only('file_id') }}
 ),
 
 files as (
