@@ -171,8 +171,9 @@ def drop_runs_not_in(con, seen: set[str]) -> list[str]:
     gone = sorted(known - seen)
     for key in gone:
         con.execute("begin")
-        for (fid,) in con.execute("select file_id from raw.files where run_key = ?", [key]).fetchall():
-            delete_file_rows(con, fid)
+        rows = con.execute("select file_id, format from raw.files where run_key = ?", [key]).fetchall()
+        for fid, fmt in rows:
+            delete_file_rows(con, fid, fmt, every_table=False)
         con.execute("delete from raw.files where run_key = ?", [key])
         con.execute("delete from raw.runs where run_key = ?", [key])
         con.execute("commit")
@@ -256,7 +257,8 @@ def _ingest_file(con, src: FileSource, det: Detection | Exception, ctx: ParseCon
     note = det.note if isinstance(det, Detection) else None
     con.execute("begin")
     try:
-        delete_file_rows(con, fid)
+        if prev is not None:  # a file that never landed has no rows: no delete (issue 18)
+            delete_file_rows(con, fid, prev[2], every_table=False)
         if isinstance(det, Exception):
             raise det
         if fmt == "manifest":
@@ -299,7 +301,8 @@ def _ingest_file(con, src: FileSource, det: Detection | Exception, ctx: ParseCon
     except (BadInput, UnicodeDecodeError, TooManyBadValues) as exc:  # bad input: the file is marked
         con.execute("rollback")
         con.execute("begin")
-        delete_file_rows(con, fid)
+        if prev is not None:
+            delete_file_rows(con, fid, prev[2], every_table=False)
         status, msg, counts = (
             "error",
             f"{type(exc).__name__}: {exc}" if not isinstance(exc, BadInput) else str(exc),

@@ -94,7 +94,11 @@ def cmd_build(args, paths: Paths) -> int:
     _progress("dbt build")
     with stage_log(log, is_notable, "dbt build") as progress:
         try:
-            run_dbt(paths, ["build"], progress=progress)
+            run_dbt(
+                paths,
+                ["build", *(["--full-refresh"] if getattr(args, "full_refresh", False) else [])],
+                progress=progress,
+            )
         except DbtFailed as exc:
             raise DbtFailed(f"{exc}\nfull log: {log}") from exc
     _progress(f"  log: {log}")
@@ -234,6 +238,8 @@ def build_parser() -> argparse.ArgumentParser:
         default="duckdb",
         help="where dbt builds the marts: DuckDB (default) or Spark over the Parquet landing",
     )
+    full_refresh_help = "rebuild every run's rows (default: per-run models rebuild new and changed runs only)"
+    run.add_argument("--full-refresh", action="store_true", help=full_refresh_help)
     ing = add("ingest", cmd_ingest, "parse an archive into the raw landing tables", archive=True)
     ing.add_argument("--run", action="append", metavar="RUN_KEY", help="only this run (repeatable; see scan)")
     ing.add_argument(
@@ -245,7 +251,8 @@ def build_parser() -> argparse.ArgumentParser:
     sc.add_argument("--json", action="store_true", help="one JSON object per run")
     pub = add("publish", cmd_publish, "copy the DuckDB file atomically to the serving path")
     pub.add_argument("--serving-db", "--serving", dest="serving_db", help=SERVING_HELP)
-    add("build", cmd_build, "dbt build (staging models, marts, tests)")
+    bld = add("build", cmd_build, "dbt build (staging models, marts, tests)")
+    bld.add_argument("--full-refresh", action="store_true", help=full_refresh_help)
     add("docs", cmd_docs, "dbt docs generate")
     v = add("validate", cmd_validate, "run the Great Expectations suites")
     v.add_argument("--suite", action="append", choices=["landing", "marts"])

@@ -1,3 +1,6 @@
+{{ config(**per_run_config()) }}
+-- depends_on: {{ ref('int_run_fingerprints') }}
+
 -- The mailbox side per run-minute, from the POP3/IMAP server's log lines (Dovecot, Courier:
 -- the maillog parser's mailbox_* kinds). A session counts in the minute it ended.
 --   session          = a logged-in session's end line carrying its counters (Dovecot
@@ -16,6 +19,7 @@ lines as (
     select * from {{ ref('int_maillog__lines') }}
     where kind like 'mailbox%'
         and logged_at is not null
+        and {{ per_run_only('run_id') }}
 ),
 
 classified as (

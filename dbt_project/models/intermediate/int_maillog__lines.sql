@@ -1,3 +1,6 @@
+{{ config(**per_run_config()) }}
+-- depends_on: {{ ref('int_run_fingerprints') }}
+
 -- Maillog lines with their run, the run's window, and what each line counts as.
 -- Counting follows pflogsumm's definitions so totals can be checked against it:
 --   received  = smtpd/postscreen `QUEUEID: client=` and pickup `uid=|sender=` lines
@@ -10,6 +13,7 @@ with
 
 lines as (
     select * from {{ ref('stg_maillog__lines') }}
+    where {{ per_run_files_only('file_id') }}
 ),
 
 files as (

@@ -1,3 +1,6 @@
+{{ config(**per_run_config()) }}
+-- depends_on: {{ ref('int_run_fingerprints') }}
+
 -- Maillog lines that carry a queue id, each tagged with the message instance it belongs to.
 -- Postfix reuses short queue ids: one id can name several messages in a run. An instance is
 -- the queue id from its first line (smtpd/postscreen `client=`, pickup, cleanup) up to and
@@ -8,6 +11,7 @@ with
 lines as (
     select * from {{ ref('int_maillog__lines') }}
     where queue_id is not null
+        and {{ per_run_only('run_id') }}
 ),
 
 final as (

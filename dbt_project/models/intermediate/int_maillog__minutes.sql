@@ -1,3 +1,6 @@
+{{ config(**per_run_config()) }}
+-- depends_on: {{ ref('int_run_fingerprints') }}
+
 -- Maillog counts per run-minute (all of the run's maillog files, drain included).
 
 select
@@ -11,4 +14,5 @@ select
     max(case when is_drain_file then 1 else 0 end) = 1 as from_drain_log
 from {{ ref('int_maillog__lines') }}
 where logged_at is not null
+    and {{ per_run_only('run_id') }}
 group by run_id, minute_at

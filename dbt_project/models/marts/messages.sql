@@ -1,3 +1,6 @@
+{{ config(**per_run_config()) }}
+-- depends_on: {{ ref('int_run_fingerprints') }}
+
 -- One row per message per run: when the MTA received it, who sent it, and how its deliveries
 -- ended. A message is a queue id and its `message_instance` (Postfix reuses queue ids).
 -- Delay figures come from the last delivery line (Postfix `delays=a/b/c/d`: before the
@@ -7,6 +10,7 @@ with
 
 lines as (
     select * from {{ ref('int_maillog__message_lines') }}
+    where {{ per_run_only('run_id') }}
 ),
 
 received as (

@@ -1,0 +1,116 @@
+{#
+  Per-run incremental models (issue 18, "Incremental everything").
+
+  A per-run model's rows for a run depend only on that run's landed files. On DuckDB such a
+  model is `incremental`: each build it deletes the rows of every run whose fingerprint
+  (int_run_fingerprints: the run's files, their hashes and parser versions, plus a hash of
+  the project's model code) differs from the one it was last built with, or that is gone,
+  then appends the rows of exactly the new and changed runs. `per_run_state.builds` holds,
+  per model, the fingerprint each run was built with (written by a post-hook in the same
+  transaction). `dbt build --full-refresh` (`mtabench run --full-refresh`) rebuilds all.
+  On Spark the same models are plain tables (full rebuild each time). A schema change syncs
+  the columns (sync_all_columns); a code change rebuilds every run anyway.
+
+  Use: {{ config(**per_run_config()) }} at the top of the model, and
+  `where {{ per_run_only('run_id') }}` on each input it reads rows from.
+#}
+
+{% macro per_run_config() %}
+    {% if target.type == 'duckdb' %}
+        {{ return({
+            'materialized': 'incremental',
+            'incremental_strategy': 'append',
+            'on_schema_change': 'sync_all_columns',
+            'pre_hook': ["{{ per_run_delete_stale() }}"],
+            'post_hook': ["{{ per_run_forget() }}", "{{ per_run_record() }}"],
+        }) }}
+    {% endif %}
+    {{ return({'materialized': 'table'}) }}
+{% endmacro %}
+
+{# the state table; created by on-run-start (DuckDB only) #}
+{% macro per_run_state_setup() %}
+    {% if not execute or target.type != 'duckdb' %}{{ return('') }}{% endif %}
+    {% do run_query(
+        'create schema if not exists per_run_state; '
+        ~ 'create table if not exists per_run_state.builds '
+        ~ '(model varchar not null, run_id varchar not null, fingerprint varchar not null)'
+    ) %}
+    {{ return('') }}
+{% endmacro %}
+
+{# one hash of every model's and seed's code: a code change rebuilds every run #}
+{% macro per_run_code_hash() %}
+    {% if not execute %}{{ return('') }}{% endif %}
+    {% set parts = [] %}
+    {% for node in graph.nodes.values() | sort(attribute='unique_id') %}
+        {% if node.resource_type in ('model', 'seed') %}
+            {% do parts.append(node.unique_id ~ '=' ~ node.checksum.checksum) %}
+        {% endif %}
+    {% endfor %}
+    {{ return(local_md5(parts | join(';'))) }}
+{% endmacro %}
+
+{# the runs as they are now, each with the fingerprint this model must be built with #}
+{% macro per_run_current() -%}
+    select run_id, fingerprint || '/{{ per_run_code_hash() }}' as fingerprint
+    from {{ ref('int_run_fingerprints') }}
+{%- endmacro %}
+
+{# the runs this model holds up to date (built with their current fingerprint) #}
+{% macro per_run_fresh() -%}
+    select builds.run_id
+    from per_run_state.builds as builds
+    inner join ({{ per_run_current() }}) as cur
+        on builds.run_id = cur.run_id
+        and builds.fingerprint = cur.fingerprint
+    where builds.model = '{{ this.identifier }}'
+{%- endmacro %}
+
+{# a filter: true on a full build; on an incremental one, only the runs to (re)build #}
+{% macro per_run_only(column) -%}
+    {%- if is_incremental() -%}
+        {{ column }} in (select run_id from ({{ per_run_current() }}) as cur where run_id not in ({{ per_run_fresh() }}))
+    {%- else -%}
+        true
+    {%- endif -%}
+{%- endmacro %}
+
+{#
+  the same filter on file_id, for a model that reads a landing table (maillog: Parquet parts,
+  one file each). The ids are written into the SQL as constants: DuckDB then skips the other
+  files' parts by their statistics instead of reading the whole landing (4x faster at 8x).
+#}
+{% macro per_run_files_only(column, max_literals=2000) -%}
+    {%- if is_incremental() and execute -%}
+        {%- set sub -%}
+            select file_id from {{ ref('int_file_runs') }} where {{ per_run_only('run_id') }}
+        {%- endset -%}
+        {%- set ids = run_query(sub).columns[0].values() -%}
+        {%- if ids | length == 0 -%}
+            false
+        {%- elif ids | length <= max_literals -%}
+            {{ column }} in ({{ ids | join(', ') }})
+        {%- else -%}
+            {{ column }} in ({{ sub }})
+        {%- endif -%}
+    {%- else -%}
+        true
+    {%- endif -%}
+{%- endmacro %}
+
+{# pre-hook: the rows of changed and removed runs go (and rows of any run not on record) #}
+{% macro per_run_delete_stale() %}
+    {% if not is_incremental() %}{{ return('') }}{% endif %}
+    delete from {{ this }}
+    where run_id is null or run_id not in ({{ per_run_fresh() }})
+{% endmacro %}
+
+{# post-hooks: every current run is now built with its current fingerprint #}
+{% macro per_run_forget() %}
+    delete from per_run_state.builds where model = '{{ this.identifier }}'
+{% endmacro %}
+{% macro per_run_record() %}
+    insert into per_run_state.builds (model, run_id, fingerprint)
+    select '{{ this.identifier }}', run_id, fingerprint from ({{ per_run_current() }}) as cur
+{% endmacro %}

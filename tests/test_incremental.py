@@ -1,0 +1,96 @@
+"""Incremental builds (issue 18): after adding, changing and removing runs, an incremental
+`mtabench build` holds exactly what a `--full-refresh` build of the same archive holds."""
+
+from __future__ import annotations
+
+import gzip
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import duckdb
+from conftest import SAMPLES
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
+from scale_bench import copy_run  # noqa: E402
+
+CLI = [sys.executable, "-m", "mtabench.cli"]
+# per-run incremental models (macros/per_run.sql) and every mart
+PER_RUN = [
+    "intermediate.int_maillog__lines",
+    "intermediate.int_maillog__message_lines",
+    "intermediate.int_maillog__minutes",
+    "intermediate.int_mailbox__minutes",
+    "main.messages",
+]
+
+
+def mtabench(data: Path, *args: str) -> None:
+    env = {**os.environ, "MTABENCH_DATA": str(data)}
+    env.pop("MTABENCH_DB", None)
+    out = subprocess.run([*CLI, *args], env=env, capture_output=True, text=True, check=False)
+    assert out.returncode == 0, f"mtabench {' '.join(args)}:\n{out.stdout[-3000:]}\n{out.stderr[-3000:]}"
+
+
+def compared_tables(con) -> list[str]:
+    marts = [
+        f"main.{t}"
+        for (t,) in con.execute(
+            "select table_name from duckdb_tables() where database_name = 'a' and schema_name = 'main'"
+        ).fetchall()
+    ]
+    return sorted(set(marts) | set(PER_RUN))
+
+
+def differences(a: Path, b: Path) -> dict[str, tuple[int, int]]:
+    """Per table: rows only in a, rows only in b (EXCEPT ALL both ways)."""
+    out = {}
+    with duckdb.connect() as con:
+        con.execute(f"attach '{a}' as a (read_only)")
+        con.execute(f"attach '{b}' as b (read_only)")
+        tables = compared_tables(con)
+        assert "main.messages" in tables and "main.runs" in tables
+        for t in tables:
+            only_a = con.execute(f"select count(*) from (from a.{t} except all from b.{t})").fetchone()[0]
+            only_b = con.execute(f"select count(*) from (from b.{t} except all from a.{t})").fetchone()[0]
+            if only_a or only_b:
+                out[t] = (only_a, only_b)
+    return out
+
+
+def messages_per_run(db: Path) -> dict[str, int]:
+    with duckdb.connect(str(db), read_only=True) as con:
+        return dict(con.execute("select run_id, count(*) from messages group by run_id").fetchall())
+
+
+def test_incremental_build_equals_full_refresh(tmp_path):
+    archive = tmp_path / "archive"
+    shutil.copytree(SAMPLES, archive)
+    inc, full = tmp_path / "inc", tmp_path / "full"
+    mtabench(inc, "ingest", str(archive))
+    mtabench(inc, "build")
+    before = messages_per_run(inc / "mtabench.duckdb")
+
+    # add a run (a copy of a sample under a new run_id), change one, remove one
+    copy_run(SAMPLES / "runs/a-baseline-t5", archive / "added/a-baseline-t5", 9)
+    changed = archive / "runs/c-throttled-queue-backlog/maillog.gz"
+    lines = gzip.decompress(changed.read_bytes()).splitlines(keepends=True)
+    kept = lines[: len(lines) // 2]
+    changed.unlink()  # the sample's own file stays as it is
+    changed.write_bytes(gzip.compress(b"".join(kept)))
+    shutil.rmtree(archive / "runs/e-smtp-source-s5")
+    mtabench(inc, "ingest", str(archive))
+    mtabench(inc, "build")
+
+    mtabench(full, "ingest", str(archive))
+    mtabench(full, "build", "--full-refresh")
+    assert differences(inc / "mtabench.duckdb", full / "mtabench.duckdb") == {}
+
+    after = messages_per_run(inc / "mtabench.duckdb")
+    assert "a-baseline-t5~c9" in after and after["a-baseline-t5~c9"] == before["a-baseline-t5"]
+    assert not any(r.startswith("e-smtp-source-s5") for r in after)
+    assert any(r.startswith("e-smtp-source-s5") for r in before)
+    # the cut maillog (half its lines) holds fewer messages
+    assert after["c-throttled-queue-backlog"] < before["c-throttled-queue-backlog"]

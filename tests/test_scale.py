@@ -1,0 +1,126 @@
+"""The scale benchmark at 2× (issue 18), as a test of what it must not change: the archive
+of bench/scale_bench.py (two copies of samples/, each its own lab), ingested copy by copy
+and built through the real CLI. Figures are the benchmark's job; this checks the data."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import duckdb
+from conftest import SAMPLES
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
+from scale_bench import build_archive, copy_run, run_folders  # noqa: E402
+
+CLI = [sys.executable, "-m", "mtabench.cli"]
+SENTINEL = "sentinel: left alone by an incremental build"
+
+
+def mtabench(data: Path, *args: str) -> None:
+    env = {**os.environ, "MTABENCH_DATA": str(data)}
+    env.pop("MTABENCH_DB", None)
+    out = subprocess.run([*CLI, *args], env=env, capture_output=True, text=True, check=False)
+    assert out.returncode == 0, f"mtabench {' '.join(args)}:\n{out.stdout[-3000:]}\n{out.stderr[-3000:]}"
+
+
+def per_run(db: Path, table: str) -> dict[str, int]:
+    with duckdb.connect(str(db), read_only=True) as con:
+        return dict(con.execute(f"select run_id, count(*) from {table} group by run_id").fetchall())
+
+
+def sample_run_ids() -> set[str]:
+    """run_id of every sample folder, from its run.toml by grep, not by our manifest parser."""
+    out = set()
+    for folder in run_folders(SAMPLES):
+        text = (folder / "run.toml").read_text() if (folder / "run.toml").exists() else ""
+        found = [ln.split('"')[1] for ln in text.splitlines() if ln.startswith("run_id")]
+        out.add(found[0] if found else folder.name)
+    return out
+
+
+def test_two_copies_build_like_one_and_one_more_run_touches_no_other(tmp_path, monkeypatch):
+    import ingest.loader as loader
+
+    archive, aside, data = tmp_path / "archive", tmp_path / "aside", tmp_path / "data"
+    assert build_archive(archive, 2) == 2 * len(run_folders(SAMPLES))
+    db = data / "mtabench.duckdb"
+
+    # 1×: copy 1 alone
+    aside.mkdir()
+    shutil.move(archive / "copy-2", aside / "copy-2")
+    mtabench(data, "ingest", str(archive))
+    mtabench(data, "build")
+    one = {t: per_run(db, t) for t in ("messages", "minutes", "events")}
+
+    # 2×: copy 2 lands beside it, in-process so its deletes can be counted
+    shutil.move(aside / "copy-2", archive / "copy-2")
+    deletes: list[int] = []
+    real_delete = loader.delete_file_rows
+
+    def counted(con, file_id, *args, **kwargs):
+        deletes.append(file_id)
+        return real_delete(con, file_id, *args, **kwargs)
+
+    monkeypatch.setattr(loader, "delete_file_rows", counted)
+    report = loader.ingest_archive(archive, db, data / "work")
+    assert not report.dropped
+    assert len([r for r in report.runs if r.run_key.startswith("copy-2/")]) == len(run_folders(SAMPLES))
+    assert deletes == []  # every file of copy 2 is new: nothing to delete
+    mtabench(data, "build")
+
+    ids = sample_run_ids()
+    runs = per_run(db, "runs")
+    for k in (1, 2):  # a folder holding several postal runs names them <run_id>#1, #2, ...
+        missing = {r for r in ids if not any(x.split("#")[0] == f"{r}~c{k}" for x in runs)}
+        assert not missing, f"copy {k}'s runs missing: {missing}"
+    for table, counts in one.items():
+        two = per_run(db, table)
+        for run_id, n in counts.items():
+            assert two[run_id] == n, (table, run_id)  # copy 1 as it was at 1×
+            assert two[run_id.replace("~c1", "~c2")] == n, (table, run_id)  # copy 2 the same
+
+    # one more run: an incremental build leaves every other run's rows alone. A sentinel
+    # written into a copy-1 row of the per-run messages mart must survive (a rebuild of
+    # that run would drop it), and every mart's rows of the other runs stay identical.
+    victim, new_run = "a-baseline-t5~c1", "a-baseline-t5~c3"
+    with duckdb.connect(str(db)) as con:
+        con.execute(
+            "update messages set sender = ? where run_id = ? and queue_id = "
+            "(select min(queue_id) from messages where run_id = ?)",
+            [SENTINEL, victim, victim],
+        )
+    before = tmp_path / "before.duckdb"
+    shutil.copyfile(db, before)
+    copy_run(SAMPLES / "runs/a-baseline-t5", archive / "copy-3/a-baseline-t5", 3)
+    deletes.clear()
+    loader.ingest_archive(archive, db, data / "work")
+    assert deletes == []
+    mtabench(data, "build")
+    with duckdb.connect() as con:
+        con.execute(f"attach '{before}' as a (read_only)")
+        con.execute(f"attach '{db}' as b (read_only)")
+        assert con.execute("select count(*) from b.messages where sender = ?", [SENTINEL]).fetchone()[0] == 1
+        marts = [
+            t
+            for (t,) in con.execute(
+                "select table_name from duckdb_columns() where database_name = 'b' "
+                "and schema_name = 'main' and column_name = 'run_id' group by table_name order by 1"
+            ).fetchall()
+        ]
+        assert {"messages", "minutes", "events", "runs"} <= set(marts)
+        changed = {}
+        for t in marts:
+            sides = [f"(from {x}.{t} where run_id is distinct from '{new_run}')" for x in "ab"]
+            n = con.execute(
+                f"select (select count(*) from ({sides[0]} except all {sides[1]})),"
+                f" (select count(*) from ({sides[1]} except all {sides[0]}))"
+            ).fetchone()
+            if n != (0, 0):
+                changed[t] = n
+        assert changed == {}
+    messages = per_run(db, "messages")
+    assert messages[new_run] == messages[victim] == one["messages"][victim]
