@@ -390,6 +390,16 @@ fn write_with(
             t.i64f(6, usize_);
             t.i64f(7, csize);
             t.i64f(9, off);
+            if oc.name == "file_id" {
+                // min = max = the file's id: readers skip other files' parts by statistics
+                // (incremental builds select a run's files by id)
+                let v = file_id.to_le_bytes();
+                t.begin(12);
+                t.i64f(3, 0); // null_count
+                t.strf(5, &v); // max_value
+                t.strf(6, &v); // min_value
+                t.end();
+            }
             t.end();
             t.end();
         }
