@@ -22,6 +22,9 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
+from mtabench.dbt_code import ENV as CODE_HASH_ENV
+from mtabench.dbt_code import code_hash
+
 log = logging.getLogger(__name__)
 
 REPO = Path(__file__).resolve().parents[1]
@@ -78,6 +81,8 @@ class Settings:
             "MTABENCH_TARGET": "duckdb",
             "DBT_SEND_ANONYMOUS_USAGE_STATS": "false",
             "PYTHONDONTWRITEBYTECODE": "",  # empty is off: dbt's modules compile once (see cli_env)
+            # the same fingerprint of macros and vars as the CLI's builds (mtabench/dbt_code.py)
+            CODE_HASH_ENV: os.environ.get(CODE_HASH_ENV) or code_hash(self.dbt_project),
         }
 
     def cli_env(self) -> dict[str, str]:

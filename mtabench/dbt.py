@@ -9,6 +9,8 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
+from mtabench.dbt_code import ENV as CODE_HASH_ENV
+from mtabench.dbt_code import code_hash
 from mtabench.paths import DBT_PROJECT, Paths
 from mtabench.pipeline_lock import popen_tied
 
@@ -39,6 +41,7 @@ def dbt_env(paths: Paths, target: str = "duckdb") -> dict[str, str]:
         DBT_LOG_PATH=str(paths.data_dir / "dbt_logs"),
         DBT_SEND_ANONYMOUS_USAGE_STATS="false",
     )
+    env.setdefault(CODE_HASH_ENV, code_hash(DBT_PROJECT))
     return env
 
 

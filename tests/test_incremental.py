@@ -94,3 +94,37 @@ def test_incremental_build_equals_full_refresh(tmp_path):
     assert any(r.startswith("e-smtp-source-s5") for r in before)
     # the cut maillog (half its lines) holds fewer messages
     assert after["c-throttled-queue-backlog"] < before["c-throttled-queue-backlog"]
+
+
+def fingerprints(db: Path) -> dict[tuple[str, str], str]:
+    with duckdb.connect(str(db), read_only=True) as con:
+        rows = con.execute("select model, run_id, fingerprint from per_run_state.builds").fetchall()
+    return {(m, r): f for m, r, f in rows}
+
+
+def test_a_macro_or_var_change_rebuilds_every_run(tmp_path, monkeypatch):
+    """dbt's graph has no macro checksums: the CLI passes a hash of macros/ and
+    dbt_project.yml (mtabench/dbt_code.py), so changed macro code rebuilds every run's rows."""
+    from mtabench.dbt_code import code_hash
+
+    project = Path(__file__).resolve().parents[1] / "dbt_project"
+    copy = tmp_path / "project"
+    shutil.copytree(project, copy, ignore=shutil.ignore_patterns("target", "logs", "dbt_packages"))
+    before_hash = code_hash(copy)
+    macro = copy / "macros" / "cross_engine.sql"
+    macro.write_text(macro.read_text() + "\n{# changed #}\n")
+    assert code_hash(copy) != before_hash
+
+    data = tmp_path / "data"
+    mtabench(data, "ingest", str(SAMPLES))
+    mtabench(data, "build")
+    first = fingerprints(data / "mtabench.duckdb")
+    assert {m for m, _ in first} == {t.split(".")[1] for t in PER_RUN}
+    mtabench(data, "build")  # same code: same fingerprints
+    assert fingerprints(data / "mtabench.duckdb") == first
+
+    monkeypatch.setenv("MTABENCH_DBT_CODE_HASH", "a-changed-macro")
+    mtabench(data, "build")
+    second = fingerprints(data / "mtabench.duckdb")
+    assert second.keys() == first.keys()
+    assert all(second[k] != first[k] for k in first), "a run kept its fingerprint after a macro change"

@@ -39,7 +39,9 @@
     {{ return('') }}
 {% endmacro %}
 
-{# one hash of every model's and seed's code: a code change rebuilds every run #}
+{# one hash of every model's and seed's code, plus the macros' and vars' hash that mtabench
+   passes in MTABENCH_DBT_CODE_HASH (mtabench/dbt_code.py; dbt's graph has no macro checksums):
+   a code change rebuilds every run #}
 {% macro per_run_code_hash() %}
     {% if not execute %}{{ return('') }}{% endif %}
     {% set parts = [] %}
@@ -48,6 +50,7 @@
             {% do parts.append(node.unique_id ~ '=' ~ node.checksum.checksum) %}
         {% endif %}
     {% endfor %}
+    {% do parts.append('macros+vars=' ~ env_var('MTABENCH_DBT_CODE_HASH', '')) %}
     {{ return(local_md5(parts | join(';'))) }}
 {% endmacro %}
 
