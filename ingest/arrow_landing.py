@@ -208,6 +208,37 @@ def _land_skipped(con, file_id: int, skipped: list[tuple]) -> tuple[int, int]:
     return len(noise), len(quarantine)
 
 
+def _split_arrow_block(con, file_id: int, batches: list[pa.RecordBatch], names: list[str]):
+    """An Arrow block's noise and quarantine lines to their tables; the rest as the part's
+    table (provenance columns added, in the view's column order). Returns (lines, noise,
+    quarantined, table)."""
+    tb = pa.Table.from_batches(batches)
+    lines = tb.num_rows
+    counts = {"noise": 0, "quarantine": 0}
+    kind = tb.column("kind")
+    is_noise = pc.equal(kind, NOISE)
+    is_q = pc.equal(kind, QUARANTINE)
+    other = pc.or_(is_noise, is_q)
+    if pc.any(other).as_py():
+        for mask, target, label in ((is_noise, "noise", "kind"), (is_q, "quarantine", "reason")):
+            part = tb.filter(mask).select(["line_no", "detail", "message"])
+            if part.num_rows:
+                con.register("_landing_arrow", part)
+                try:
+                    con.execute(
+                        f"insert into raw.{target} (file_id, line_no, item_no, {label}, text) "
+                        f"select {int(file_id)}, line_no, 0, detail, message from _landing_arrow"
+                    )
+                finally:
+                    con.unregister("_landing_arrow")
+                counts[target] += part.num_rows
+        tb = tb.filter(pc.invert(other))
+    n = tb.num_rows
+    tb = tb.append_column("file_id", pa.repeat(pa.scalar(int(file_id), pa.int64()), n))
+    tb = tb.append_column("item_no", pa.repeat(pa.scalar(0, pa.int32()), n))
+    return lines, counts["noise"], counts["quarantine"], tb.select(names)
+
+
 def land(con, file_id: int, table: str, ddl: str, blocks: Iterable[list[pa.RecordBatch]]) -> LineCounts:
     """Write a file's batches: rows to Parquet, noise and quarantine to their tables.
 
@@ -228,48 +259,19 @@ def land(con, file_id: int, table: str, ddl: str, blocks: Iterable[list[pa.Recor
             final = d / f"{stem}-{seq:06d}.parquet"
             tmp = final.with_name("." + final.name + ".tmp")
             if hasattr(item, "write"):  # a compiled parser's block: it writes its own part
-                total += item.lines
-                skipped = item.skipped() if item.rows < item.lines else []
-                if skipped:
-                    n_noise, n_q = _land_skipped(con, file_id, skipped)
-                    noise += n_noise
-                    quarantined += n_q
-                parts.append((tmp, final))
-                pending.append(pool.submit(_write_block, tmp, final, item, int(file_id)))
-                del item
-                while len(pending) >= WRITERS:
-                    pending.popleft().result()
-                continue
-            tb = pa.Table.from_batches(item)
-            total += tb.num_rows
-            kind = tb.column("kind")
-            is_noise = pc.equal(kind, NOISE)
-            is_q = pc.equal(kind, QUARANTINE)
-            other = pc.or_(is_noise, is_q)
-            if pc.any(other).as_py():
-                for mask, target, label in ((is_noise, "noise", "kind"), (is_q, "quarantine", "reason")):
-                    part = tb.filter(mask).select(["line_no", "detail", "message"])
-                    if part.num_rows:
-                        con.register("_landing_arrow", part)
-                        try:
-                            con.execute(
-                                f"insert into raw.{target} (file_id, line_no, item_no, {label}, text) "
-                                f"select {int(file_id)}, line_no, 0, detail, message from _landing_arrow"
-                            )
-                        finally:
-                            con.unregister("_landing_arrow")
-                        if target == "noise":
-                            noise += part.num_rows
-                        else:
-                            quarantined += part.num_rows
-                tb = tb.filter(pc.invert(other))
-            n = tb.num_rows
-            tb = tb.append_column("file_id", pa.repeat(pa.scalar(int(file_id), pa.int64()), n))
-            tb = tb.append_column("item_no", pa.repeat(pa.scalar(0, pa.int32()), n))
-            tb = tb.select(names)
+                lines = item.lines
+                n_noise, n_q = _land_skipped(con, file_id, item.skipped() if item.rows < item.lines else [])
+                job = (_write_block, tmp, final, item, int(file_id))
+            else:
+                lines, n_noise, n_q, tb = _split_arrow_block(con, file_id, item, names)
+                job = (_write_part, tmp, final, tb)
+                del tb
+            total += lines
+            noise += n_noise
+            quarantined += n_q
             parts.append((tmp, final))
-            pending.append(pool.submit(_write_part, tmp, final, tb))
-            del tb
+            pending.append(pool.submit(*job))
+            del item, job
             while len(pending) >= WRITERS:  # bounded: memory stays flat
                 pending.popleft().result()
         while pending:
