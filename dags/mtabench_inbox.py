@@ -1,8 +1,10 @@
 """mtabench_inbox: scheduled, idempotent ingestion of an archive inbox, publishing a serving file.
 
-    scan ─▶ anything_to_do ─▶ ingest[run_key] (one mapped task per new/changed run)
+    scan ─▶ anything_to_do ─▶ ingest (every new/changed run in one process; per run: a log line
+         and an XCom entry)
          ─▶ dbt (Cosmos WATCHER: one `dbt build` in dbt_producer_watcher, then one sensor
-                 per model `<model>.run`/`<model>_run` and per model's tests `<model>.test`)
+                 per model `<model>_run` (fails if the model or one of its tests failed) and
+                 per seed `<seed>_seed`)
          ─▶ validate (GX: landing and marts suites) ─▶ publish (atomic replace of the serving file)
 
 The order is the CLI's (`mtabench run`): ingest, build, validate, publish; one dbt process and one
@@ -33,7 +35,8 @@ if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 os.environ.setdefault("AIRFLOW__COSMOS__ENABLE_TELEMETRY", "False")
 
-from airflow.sdk import TriggerRule, dag, get_current_context, task  # noqa: E402
+from airflow.sdk import TriggerRule, dag, task  # noqa: E402
+from airflow.sdk.exceptions import AirflowSkipException  # noqa: E402
 from cosmos import DbtTaskGroup, ExecutionConfig, ProfileConfig, ProjectConfig, RenderConfig  # noqa: E402
 from cosmos.constants import ExecutionMode, InvocationMode, LoadMode, TestBehavior  # noqa: E402
 
@@ -73,15 +76,11 @@ def mtabench_inbox():
     def anything_to_do(run_keys: list[str]) -> bool:
         return at.anything_to_do(S, run_keys)
 
-    @task(
-        pool=at.POOL,
-        max_active_tis_per_dag=1,
-        outlets=[LANDING],
-        map_index_template="{{ run_key }}",
-    )
-    def ingest(run_key: str) -> str:
-        get_current_context()["run_key"] = run_key  # type: ignore[literal-required]
-        return at.ingest_run(S, run_key)
+    @task(pool=at.POOL, outlets=[LANDING], multiple_outputs=True)  # an XCom entry per run key
+    def ingest(run_keys: list[str]) -> dict[str, dict]:
+        if not run_keys:  # landing unpublished, nothing new: build, validate, publish again
+            raise AirflowSkipException("nothing new in the inbox")
+        return at.ingest_runs(S, run_keys)  # one process, one log line per run
 
     @task(pool=at.POOL)
     def validate() -> None:
@@ -92,9 +91,9 @@ def mtabench_inbox():
         return at.publish(S)
 
     # One `dbt build` (the producer, in the DuckDB pool, no retry: a failed build fails fast and
-    # the next DAG run rebuilds) and one sensor per model and per model's tests showing what that
-    # build did. The producer runs when the inbox had nothing new but the landing is unpublished
-    # (ingest skipped).
+    # the next DAG run rebuilds) and one sensor per model showing what that build did to the model
+    # and its tests (mtabench/airflow_watcher.py). The producer runs when the inbox had nothing
+    # new but the landing is unpublished (ingest skipped).
     dbt = DbtTaskGroup(
         group_id="dbt",
         project_config=ProjectConfig(dbt_project_path=S.dbt_project, env_vars=S.dbt_env()),
@@ -115,7 +114,7 @@ def mtabench_inbox():
             load_method=LoadMode.DBT_LS,
             invocation_mode=InvocationMode.SUBPROCESS,
             dbt_executable_path=S.dbt_executable,
-            test_behavior=TestBehavior.AFTER_EACH,
+            test_behavior=TestBehavior.NONE,  # tests: built by the producer, shown on the model's sensor
             emit_datasets=False,  # the DAG declares its own assets
         ),
         operator_args={"install_deps": False},
@@ -124,7 +123,7 @@ def mtabench_inbox():
 
     run_keys = scan()
     gate = anything_to_do(run_keys)
-    loaded = ingest.expand(run_key=run_keys)
+    loaded = ingest(run_keys)
     gate >> loaded
     loaded >> dbt >> validate() >> publish()
 

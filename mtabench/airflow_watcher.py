@@ -1,28 +1,66 @@
 """Wiring of the Cosmos WATCHER task group of the `mtabench_inbox` DAG (Airflow venv only).
 
 In `ExecutionMode.WATCHER`, Cosmos runs one `dbt build` in a producer task and renders one
-sensor per model (and per model's tests) that reads the producer's per-node results from XCom.
-In a DbtTaskGroup, Cosmos starts those sensors beside the producer, to follow the build live.
-Here they run after it instead:
+sensor per model that reads the producer's per-node results from XCom. Two changes here:
 
-- `airflow dags test` runs tasks one at a time in one process: a sensor started before the
-  producer would wait for it forever;
-- a sensor started beside the build holds a worker slot on a 2-core machine for the whole build;
-  after it, each sensor finds its node's result at its first poke and ends at once.
+1. The sensors run after the producer, not beside it:
+   - `airflow dags test` runs tasks one at a time in one process: a sensor started before the
+     producer would wait for it forever;
+   - a sensor started beside the build holds a worker slot on a 2-core machine for the whole
+     build; after it, each sensor finds its node's result at its first poke and ends at once.
+   The root sensors' only upstream is the producer, with trigger rule ONE_DONE: they run when
+   the build succeeded or failed (a failed build still shows which model or test failed, as its
+   sensor fails) and are skipped when the build did not run (upstream failed, or nothing to do).
 
-The root sensors' only upstream is the producer, with trigger rule ONE_DONE: they run when the
-build succeeded or failed (a failed build still shows which model or test failed, as its
-sensor fails) and are skipped when the build did not run (upstream failed, or nothing to do).
+2. One sensor per model answers for the model and its tests (`dbt.<model>_run`), instead of
+   Cosmos's two (`dbt.<model>.run` and `dbt.<model>.test`, TestBehavior.AFTER_EACH): every task
+   costs ~0.1-0.2 s of Airflow bookkeeping even when its first poke decides, and half of ~86
+   sensors were test sensors. The group is rendered with TestBehavior.NONE (one sensor per
+   model); the producer still builds the tests (Cosmos would exclude them with
+   `--resource-type` flags, removed here) and still aggregates them per model into XCom
+   (`<model>_tests_status`), which `ModelAndTestsSensor` reads after the model's own status.
+
 A sensor ends on its first poke and never retries on its own (a failed node fails again); when
-cleared in the UI it reruns its node alone (Cosmos's fallback). The producer runs in the DuckDB
-pool; the sensors only read XCom.
+cleared in the UI it reruns its node alone (Cosmos's fallback), here `dbt build --select
+<model>`: the model and its tests. The producer runs in the DuckDB pool; the sensors only read
+XCom.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+from airflow.sdk.exceptions import AirflowException
+from cosmos.operators._watcher.aggregation import get_tests_status_xcom_key
+from cosmos.operators._watcher.state import get_xcom_val, is_dbt_node_status_success
+from cosmos.operators.watcher import DbtRunWatcherOperator
+
 SENSOR_TIMEOUT_S = 300  # the build has ended when a sensor starts: its first poke decides
+
+
+class ModelAndTestsSensor(DbtRunWatcherOperator):
+    """Cosmos's model sensor, failing also when one of the model's tests failed in the build."""
+
+    base_cmd = ["build"]  # a cleared sensor's fallback: `dbt build --select <model>` (and its tests)
+    test_ids: tuple[str, ...] = ()  # the model's dbt tests (unique ids), from the producer
+
+    def poke(self, context: Any) -> bool:
+        if context["ti"].try_number > 1:  # cleared in the UI: Cosmos's fallback, `dbt build`
+            return super().poke(context)
+        if not super().poke(context):  # the model's own status (raises if it failed)
+            return False
+        if not self.test_ids:
+            return True
+        key = get_tests_status_xcom_key(self.model_unique_id)
+        status = get_xcom_val(context["ti"], self.producer_task_id, key)
+        names = ", ".join(t.split(".")[2] for t in self.test_ids)
+        if is_dbt_node_status_success(status):
+            self.log.info("%d test(s) of %s passed: %s", len(self.test_ids), self.model_unique_id, names)
+            return True
+        raise AirflowException(
+            f"Tests for model '{self.model_unique_id}' finished with status '{status}' (its tests: {names};"
+            f" the failed one is named in the log of {self.producer_task_id})"
+        )
 
 
 def _tasks(group: Any) -> list[Any]:
@@ -32,16 +70,33 @@ def _tasks(group: Any) -> list[Any]:
     return out
 
 
+def _without_resource_type_flags(flags: list[str]) -> list[str]:
+    out, skip = [], False
+    for flag in flags:
+        if skip:
+            skip = False
+        elif flag == "--resource-type":
+            skip = True
+        else:
+            out.append(flag)
+    return out
+
+
 def watch_after_build(group: Any) -> None:
-    """Run the group's sensors after its producer (call before wiring the group's upstream)."""
+    """Run the group's sensors after its producer, one per model for the model and its tests
+    (call before wiring the group's upstream; the group is rendered with TestBehavior.NONE)."""
     from airflow.sdk import TriggerRule
     from cosmos.constants import PRODUCER_WATCHER_TASK_ID
 
     tasks = _tasks(group)
     (producer,) = [t for t in tasks if t.task_id.endswith(PRODUCER_WATCHER_TASK_ID)]
+    producer.dbt_cmd_flags = _without_resource_type_flags(producer.dbt_cmd_flags)  # build tests too
     sensors = [t for t in tasks if hasattr(t, "producer_task_id")]
     in_group = {t.task_id for t in tasks}
     for sensor in sensors:
+        if type(sensor) is DbtRunWatcherOperator:
+            sensor.__class__ = ModelAndTestsSensor  # same constructor, a poke that checks tests too
+            sensor.test_ids = tuple(producer.tests_per_model.get(sensor.model_unique_id, ()))
         sensor.deferrable = False
         sensor.mode = "poke"
         sensor.poke_interval = 1.0

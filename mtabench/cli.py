@@ -49,6 +49,36 @@ def cmd_ingest(args, paths: Paths) -> int:
     for run in report.runs:  # on stderr too, so the Airflow task log shows them as warnings
         for w in run.warnings:
             print(f"warning: run {run.run_key} -> {run.run_id}: {w}", file=sys.stderr, flush=True)
+    if getattr(args, "json", False):  # one object per run key, for the Airflow task (its XCom)
+        for run in report.runs:
+            bad = [f for f in run.files if f.status == "error"]
+            print(
+                json.dumps(
+                    {
+                        "run_key": run.run_key,
+                        "run_id": run.run_id,
+                        "files": len(run.files),
+                        "loaded": sum(f.status != "unchanged" for f in run.files),
+                        "errors": [f"{f.path}: {f.message}" for f in bad],
+                        "warnings": run.warnings,
+                    }
+                ),
+                flush=True,
+            )
+        for p in report.problems:
+            print(
+                json.dumps(
+                    {
+                        "run_key": p.path,
+                        "run_id": None,
+                        "files": 1,
+                        "loaded": 0,
+                        "errors": [f"{p.path}: {p.message}"],
+                        "warnings": [],
+                    }
+                ),
+                flush=True,
+            )
     if getattr(args, "parquet", False):  # the spark engine exports as its first build step
         from mtabench.spark_engine import export
 
@@ -247,6 +277,7 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="also write the Parquet landing ($MTABENCH_LANDING or data/landing)",
     )
+    ing.add_argument("--json", action="store_true", help="one JSON object per ingested run on stdout")
     sc = add("scan", cmd_scan, "list the archive's runs as new / changed / unchanged / error", archive=True)
     sc.add_argument("--json", action="store_true", help="one JSON object per run")
     pub = add("publish", cmd_publish, "copy the DuckDB file atomically to the serving path")

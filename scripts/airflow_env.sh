@@ -59,7 +59,10 @@ _mtabench_airflow_setup() {
     set -euo pipefail
     local py="$MTABENCH_AIRFLOW_VENV/bin/python"
     command -v uv >/dev/null 2>&1 || { echo "airflow_env: uv not found (run scripts/setup.sh)" >&2; exit 1; }
-    uv sync --frozen --quiet --project "$MTABENCH_REPO/envs/airflow"
+    # --compile-bytecode: .pyc files written once (~8 s), not compiled again by every Airflow
+    # process where PYTHONDONTWRITEBYTECODE is set (`airflow dags test`: ~10 s of its start-up
+    # on 2 busy cores); a no-op when the venv is in sync
+    uv sync --frozen --quiet --compile-bytecode --project "$MTABENCH_REPO/envs/airflow"
 
     mkdir -p "$AIRFLOW_HOME"
     chmod 700 "$AIRFLOW_HOME"

@@ -6,15 +6,17 @@ same mart rows as `mtabench run` on samples/ in a separate data folder (run conc
 second DAG run gets a run whose manifest says timezone "+15:00" (real input: the manifest
 parser accepts any ±HH:MM offset, the landing suite allows -12:00..+14:00): validate must fail
 at once, naming the expectation, without retries, and leave the serving file byte-identical.
-dbt runs once per DAG run (Cosmos WATCHER: one `dbt build` in the producer task, one sensor per
-model); a failed dbt test fails the DAG at the build, shows on the test's sensor and publishes
-nothing.
+Ingest runs once per DAG run too (one task, one XCom entry per run key). dbt runs once per DAG
+run (Cosmos WATCHER: one `dbt build` in the producer task, one sensor per model that also answers
+for the model's tests); a failed dbt test fails the DAG at the build, shows on its model's
+sensor and publishes nothing.
 """
 
 from __future__ import annotations
 
 import hashlib
 import io
+import json
 import os
 import shutil
 import sqlite3
@@ -75,6 +77,19 @@ def task_times(env: dict[str, str], dag_id: str) -> dict[str, tuple[str, str]]:
             [dag_id, run_id],
         ).fetchall()
     return {t: (start, end) for t, start, end in rows}
+
+
+def task_xcoms(env: dict[str, str], dag_id: str, task_id: str) -> dict[str, object]:
+    """key -> value (JSON) of one task's XComs in the DAG's latest run, from the metadata DB."""
+    with sqlite3.connect(Path(env["AIRFLOW_HOME"]) / "airflow.db") as db:
+        (run_id,) = db.execute(
+            "select run_id from dag_run where dag_id = ? order by id desc limit 1", [dag_id]
+        ).fetchone()
+        rows = db.execute(
+            "select key, value from xcom where dag_id = ? and run_id = ? and task_id = ?",
+            [dag_id, run_id, task_id],
+        ).fetchall()
+    return {k: json.loads(v) for k, v in rows}
 
 
 def truncated_bundle(run_dir: Path) -> bytes:
@@ -141,11 +156,22 @@ def test_every_task_ran_once(pipeline):
     states = task_states(pipeline["env"], "mtabench_inbox")
     assert all(s == "success" for s, _ in states.values()), states
     assert all(n == 1 for _, n in states.values()), "some task needed a retry"
-    ingests = [k for k in states if k.startswith("ingest[")]
-    runs = sum(1 for _ in (SAMPLES / "runs").iterdir()) + sum(1 for _ in (SAMPLES / "seed000").iterdir())
-    assert len(ingests) == runs + 1  # one mapped task per run, and one for the broken bundle
+    # one ingest task for every run: one XCom entry per run key, and one for the broken bundle
+    assert states["ingest"] == ("success", 1)
+    outcomes = task_xcoms(pipeline["env"], "mtabench_inbox", "ingest")
+    outcomes.pop("return_value", None)
+    keys = {f"{folder}/{p.name}" for folder in ("runs", "seed000") for p in (SAMPLES / folder).iterdir()}
+    assert set(outcomes) == keys | {BROKEN}
+    assert outcomes[BROKEN]["errors"], "the broken bundle's error is not in its XCom entry"
+    for key in keys:
+        files = sum(1 for p in (SAMPLES / key).iterdir() if p.is_file())  # all new: all loaded
+        assert (outcomes[key]["files"], outcomes[key]["loaded"], outcomes[key]["errors"]) == (
+            files,
+            files,
+            [],
+        )
     models = {p.stem for p in (REPO / "dbt_project" / "models").rglob("*.sql")}
-    watched = {m for m in models if f"dbt.{m}.run" in states or f"dbt.{m}_run" in states}
+    watched = {m for m in models if f"dbt.{m}_run" in states}
     assert watched == models, "a model has no sensor"
 
 
@@ -154,7 +180,9 @@ def test_one_dbt_build_then_one_sensor_per_node(pipeline):
     producer = "dbt.dbt_producer_watcher"
     _, built = times[producer]
     sensors = {t: se for t, se in times.items() if t.startswith("dbt.") and not t.startswith(producer)}
-    assert len(sensors) > 36
+    models = sum(1 for _ in (REPO / "dbt_project" / "models").rglob("*.sql"))
+    seeds = sum(1 for _ in (REPO / "dbt_project" / "seeds").glob("*.csv"))
+    assert len(sensors) == models + seeds  # one per model (and its tests), one per seed
     early = sorted(t for t, (start, _) in sensors.items() if start < built)
     assert not early, f"sensors started before the dbt build ended: {early}"
 
@@ -187,7 +215,7 @@ def test_downstream_dag_reads_serving_file(pipeline):
 
 def test_failed_dbt_test_fails_the_build_and_keeps_serving_file(pipeline):
     """A landing row the dbt tests reject (a file status outside accepted_values, as a faulty
-    ingest could write) fails the one dbt build at once; its test sensor fails and names it."""
+    ingest could write) fails the one dbt build at once; its model's sensor fails on it."""
     serving, landing = pipeline["serving"], pipeline["data"] / "mtabench.duckdb"
     before = sha(serving)
     with duckdb.connect(str(landing)) as con:
@@ -199,8 +227,9 @@ def test_failed_dbt_test_fails_the_build_and_keeps_serving_file(pipeline):
         assert rc != 0
         states = task_states(pipeline["env"], "mtabench_inbox")
         assert states["dbt.dbt_producer_watcher"] == ("failed", 1), "a failed build must not be retried"
-        assert states["dbt.stg_raw__files.test"] == ("failed", 1)
-        assert states["dbt.stg_raw__files.run"][0] == "success"
+        assert states["dbt.stg_raw__files_run"] == ("failed", 1)  # the model built, a test failed
+        assert "Tests for model 'model.mtabench.stg_raw__files' finished with status 'fail'" in out
+        assert states["dbt.median_ci_ranks_seed"][0] == "success", "a node the failure does not touch"
         assert states["validate"][0] == "upstream_failed"
         assert states["publish"][0] == "upstream_failed"
         assert "accepted_values_stg_raw__files_status" in out, out[-6000:]
@@ -224,7 +253,7 @@ def test_failed_expectation_fails_fast_and_keeps_serving_file(pipeline):
     failure = "[landing] raw_runs: expect_column_values_to_be_between(column='utc_offset_minutes'"
     assert failure in out, out[-6000:]
     states = task_states(pipeline["env"], "mtabench_inbox")
-    assert states["ingest[0]"][0] == "success"
+    assert states["ingest"][0] == "success"
     assert states["dbt.dbt_producer_watcher"][0] == "success", "the build after a failed one"
     assert states["validate"] == ("failed", 1), "a failed expectation must not be retried"
     assert states["publish"][0] == "upstream_failed"
