@@ -96,13 +96,14 @@ def test_dag_ingest_task_logs_the_renamed_run(tmp_path, caplog):
     env = {"MTABENCH_INBOX": str(inbox), "MTABENCH_DATA": str(tmp_path / "data")}
     settings = at.Settings.from_env(env)
     with caplog.at_level(logging.INFO, logger=at.log.name):
-        for key in sorted(at.scan(settings)):
-            at.ingest_run(settings, key)
+        outcomes = at.ingest_runs(settings, at.scan(settings))  # the DAG's ingest task: one process
     warnings = [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING]
     assert any(
         re.search(r"seed000-s11-elvtune@[0-9a-f]{6}: run_id 'seed000-s11-elvtune' already used", w)
         for w in warnings
     ), warnings
+    renamed = [o for o in outcomes.values() if o["run_id"].startswith("seed000-s11-elvtune@")]
+    assert len(renamed) == 1 and "already used" in renamed[0]["warnings"][0], outcomes  # and its XCom
 
 
 def test_broken_run_toml_is_named_in_the_failed_expectation(tmp_path):
