@@ -8,7 +8,7 @@
 //! (~70 sparse columns), more than the parse; here the levels are the validity bitmap as
 //! it is (Parquet's bit-packed runs and Arrow's bitmaps share the LSB-first bit order).
 
-use crate::cols::{Col, Ty, COLUMNS};
+use crate::cols::{Col, Table, Ty, COLUMNS};
 use crate::Chunk;
 use std::io::Write;
 
@@ -151,54 +151,55 @@ fn def_levels(col: &Col, n: usize, keep: &[usize], out: &mut Vec<u8>) {
     }
 }
 
-/// PLAIN values of the kept, non-null rows (one loop per type: this runs for every value).
-fn values(col: &Col, n: usize, keep: &[usize], out: &mut Vec<u8>) {
-    let all: Vec<usize>;
-    let rows: &[usize] = if keep.is_empty() {
-        if col.nulls == 0 && col.ty != Ty::Str {
-            let w = if col.ty == Ty::I32 { 4 } else { 8 };
-            out.extend_from_slice(&col.data[..n * w]);
-            return;
-        }
-        if col.ty == Ty::Str {
-            out.reserve(col.data.len() + 4 * (n - col.nulls));
-            let (off, data, valid) = (&col.offsets[..=n], &col.data[..], &col.valid[..]);
-            for r in 0..n {
-                if valid[r >> 3] & (1 << (r & 7)) != 0 {
-                    let (a, b) = (off[r] as usize, off[r + 1] as usize);
-                    out.extend_from_slice(&((b - a) as u32).to_le_bytes());
-                    out.extend_from_slice(&data[a..b]);
-                }
+/// Dense indices of the kept rows' values in `col` (the kept rows that are not null).
+fn kept_dense(col: &Col, n: usize, keep: &[usize]) -> Vec<usize> {
+    let mut out = Vec::with_capacity(keep.len());
+    let (mut idx, mut j) = (0usize, 0usize);
+    for r in 0..n {
+        let kept = j < keep.len() && keep[j] == r;
+        j += kept as usize;
+        if col.is_set(r) {
+            if kept {
+                out.push(idx);
             }
-            return;
+            idx += 1;
         }
-        all = (0..n).collect();
-        &all
+    }
+    out
+}
+
+/// PLAIN values of the kept, non-null rows (`keep` empty: every row). The values are
+/// already dense in row order: a page is a copy (strings: length, then the bytes).
+fn values(t: &Table, input: &[u8], col: &Col, n: usize, keep: &[usize], out: &mut Vec<u8>) {
+    let sel: Vec<usize>;
+    let sel: Option<&[usize]> = if keep.is_empty() {
+        None
     } else {
-        keep
+        sel = kept_dense(col, n, keep);
+        Some(&sel)
     };
-    match col.ty {
-        Ty::Str => {
-            for &r in rows {
-                if is_set(&col.valid, r) {
-                    let (a, b) = (col.offsets[r] as usize, col.offsets[r + 1] as usize);
-                    out.extend_from_slice(&((b - a) as u32).to_le_bytes());
-                    out.extend_from_slice(&col.data[a..b]);
-                }
+    match (col.ty, sel) {
+        (Ty::Str, None) => {
+            let bytes: usize = col.refs.iter().map(|&rf| (rf & 0xffff_ffff) as usize).sum();
+            out.reserve(bytes + 4 * col.refs.len());
+            for &rf in &col.refs {
+                let v = t.resolve(input, rf);
+                out.extend_from_slice(&(v.len() as u32).to_le_bytes());
+                out.extend_from_slice(v);
             }
         }
-        Ty::I32 => {
-            for &r in rows {
-                if is_set(&col.valid, r) {
-                    out.extend_from_slice(&col.data[r * 4..r * 4 + 4]);
-                }
+        (Ty::Str, Some(sel)) => {
+            for &i in sel {
+                let v = t.resolve(input, col.refs[i]);
+                out.extend_from_slice(&(v.len() as u32).to_le_bytes());
+                out.extend_from_slice(v);
             }
         }
-        _ => {
-            for &r in rows {
-                if is_set(&col.valid, r) {
-                    out.extend_from_slice(&col.data[r * 8..r * 8 + 8]);
-                }
+        (_, None) => out.extend_from_slice(&col.data),
+        (_, Some(sel)) => {
+            let w = col.width();
+            for &i in sel {
+                out.extend_from_slice(&col.data[i * w..i * w + w]);
             }
         }
     }
@@ -301,15 +302,12 @@ fn write_with(
                 let col = &c.table.cols[src];
                 def_levels(col, n, keep, raw);
                 if src == LINE_NO {
-                    let rows: Vec<usize> = if keep.is_empty() { (0..n).collect() } else { keep.to_vec() };
-                    for r in rows {
-                        if is_set(&col.valid, r) {
-                            let v = i64::from_le_bytes(col.data[r * 8..r * 8 + 8].try_into().unwrap());
-                            raw.extend_from_slice(&(v as i32).to_le_bytes());
-                        }
+                    let sel: Vec<usize> = if keep.is_empty() { (0..col.count()).collect() } else { kept_dense(col, n, keep) };
+                    for i in sel {
+                        raw.extend_from_slice(&(col.fixed(i) as i32).to_le_bytes());
                     }
                 } else {
-                    values(col, n, keep, raw);
+                    values(&c.table, c.input(), col, n, keep, raw);
                 }
             }
             let need = lz4_flex::block::get_maximum_output_size(raw.len());
