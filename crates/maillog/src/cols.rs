@@ -352,6 +352,17 @@ impl Table {
         }
     }
 
+    /// Start of a string reference's bytes and how many bytes are readable from there in
+    /// its buffer (at least its length).
+    #[inline]
+    pub fn locate(&self, input: &[u8], rf: Ref) -> (*const u8, usize) {
+        let start = ((rf >> 32) & 0x7fff_ffff) as usize;
+        let buf: &[u8] = if rf & ARENA != 0 { &self.arena } else { input };
+        assert!(start + (rf & 0xffff_ffff) as usize <= buf.len(), "string reference out of bounds");
+        // SAFETY: start <= buf.len() (asserted)
+        (unsafe { buf.as_ptr().add(start) }, buf.len() - start)
+    }
+
     /// For each of `rows` (ascending), the dense index of its value in column `c` (None: null).
     pub fn dense_index(&self, c: C, rows: &[u32]) -> Vec<Option<usize>> {
         let col = &self.cols[c as usize];
