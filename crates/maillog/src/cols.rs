@@ -271,6 +271,21 @@ pub mod pool {
     pub fn give_i32(slot: usize, v: Vec<i32>) {
         give(&I32, slot, v)
     }
+    static BLOCKS: Mutex<Vec<Vec<u8>>> = Mutex::new(Vec::new());
+
+    /// An input block buffer (empty; its capacity kept from an earlier block).
+    pub fn take_block() -> Vec<u8> {
+        let mut v = BLOCKS.lock().unwrap_or_else(|e| e.into_inner()).pop().unwrap_or_default();
+        v.clear();
+        v
+    }
+    pub fn give_block(v: Vec<u8>) {
+        let mut g = BLOCKS.lock().unwrap_or_else(|e| e.into_inner());
+        if v.capacity() > 0 && g.len() < KEEP {
+            g.push(v);
+        }
+    }
+
     pub fn take_u64(slot: usize) -> Vec<u64> {
         take(&U64, slot)
     }

@@ -31,6 +31,15 @@ pub struct Chunk {
     pub end: usize,
 }
 
+impl Drop for Chunk {
+    fn drop(&mut self) {
+        // the last chunk of a block hands the block's buffer back for the next read
+        if let Ok(v) = Arc::try_unwrap(std::mem::take(&mut self.data)) {
+            cols::pool::give_block(v);
+        }
+    }
+}
+
 impl Chunk {
     /// The chunk's input bytes (string references are relative to them).
     pub fn input(&self) -> &[u8] {
@@ -54,7 +63,8 @@ fn is_skipped(row: &Row) -> bool {
 /// Parse complete lines (`data` ends with `\n`, or is the last line of the input).
 /// `data` must be shorter than 2 GiB (string references hold 31-bit offsets).
 pub fn parse_chunk(data: &[u8], ctx: &Ctx) -> Parsed {
-    let n_est = memchr::memchr_iter(b'\n', data).count() + 1;
+    // a size estimate (buffers grow past it): counting the lines first costs a pass
+    let n_est = data.len() / 64 + 1;
     let mut table = Table::new(n_est);
     let mut months = Vec::with_capacity(n_est);
     let mut skip = Vec::new();
@@ -344,6 +354,34 @@ impl Parser {
     fn feed_block(&mut self, py: Python<'_>, block: &[u8]) -> Option<Block> {
         let data = self.take_lines(block)?;
         Some(Block { chunks: self.run(py, data) })
+    }
+
+    /// Read up to `size` bytes of the file open as `fd` (unbuffered, at its position) and
+    /// parse the complete lines, as `feed_block` would the bytes read; returns (more, block):
+    /// more is false at the end of the file. The read goes straight into a reused buffer
+    /// (no Python bytes object, no copy).
+    fn read_block(&mut self, py: Python<'_>, fd: i32, size: usize) -> PyResult<(bool, Option<Block>)> {
+        use std::io::Read;
+        use std::os::fd::FromRawFd;
+        let mut v = cols::pool::take_block();
+        v.reserve(self.carry.len() + size + 64);
+        v.extend_from_slice(&self.carry);
+        self.carry.clear();
+        let before = v.len();
+        let res = py.detach(|| {
+            // SAFETY: the caller owns `fd` and keeps it open; ManuallyDrop leaves it open
+            let f = std::mem::ManuallyDrop::new(unsafe { std::fs::File::from_raw_fd(fd) });
+            (&*f).take(size as u64).read_to_end(&mut v)
+        });
+        let n = res.map_err(|e| pyo3::exceptions::PyOSError::new_err(e.to_string()))?;
+        let more = n > 0;
+        let Some(last) = memchr::memrchr(b'\n', &v[before..]).map(|i| before + i) else {
+            self.carry = v; // no complete line yet (or end of file: finish_block parses it)
+            return Ok((more, None));
+        };
+        self.carry.extend_from_slice(&v[last + 1..]);
+        v.truncate(last + 1);
+        Ok((more, Some(Block { chunks: self.run(py, v) })))
     }
 
     fn finish_block(&mut self, py: Python<'_>) -> Option<Block> {
