@@ -308,13 +308,14 @@ impl Table {
     }
 
     /// Append a row. `input`: the chunk's bytes (string values inside it are kept as
-    /// references); `consts`: every string value outside `input` is a constant ('static),
-    /// so a repeat of the last one reuses its arena bytes (false for a repaired line,
-    /// whose values live in a temporary buffer).
+    /// references); `temp`: a repaired line's text (values inside it are copied to the
+    /// arena); any other string value is a constant ('static), so a repeat of the last one
+    /// reuses its arena bytes.
     #[inline]
-    pub fn push(&mut self, row: &Row, input: &[u8], consts: bool) {
+    pub fn push(&mut self, row: &Row, input: &[u8], temp: &[u8]) {
         let r = self.len;
         let base = input.as_ptr() as usize;
+        let (t0, t1) = (temp.as_ptr() as usize, temp.as_ptr() as usize + temp.len());
         let mut m = row.mask;
         while m != 0 {
             let c = m.trailing_zeros() as usize;
@@ -325,15 +326,19 @@ impl Table {
                     let (p, l) = (s.as_ptr() as usize, s.len());
                     let rf = if p >= base && p + l <= base + input.len() {
                         ((p - base) as u64) << 32 | l as u64
-                    } else if consts && col.last_const.0 == p && col.last_const.1 == l {
-                        col.last_const.2
                     } else {
-                        let rf = ARENA | (self.arena.len() as u64) << 32 | l as u64;
-                        self.arena.extend_from_slice(s);
-                        if consts {
-                            col.last_const = (p, l, rf);
+                        let is_const = !(p >= t0 && p + l <= t1 && l > 0);
+                        if is_const && col.last_const.0 == p && col.last_const.1 == l {
+                            col.last_const.2
+                        } else {
+                            assert!(self.arena.len() < 1 << 31, "arena offset overflow");
+                            let rf = ARENA | (self.arena.len() as u64) << 32 | l as u64;
+                            self.arena.extend_from_slice(s);
+                            if is_const {
+                                col.last_const = (p, l, rf);
+                            }
+                            rf
                         }
-                        rf
                     };
                     col.refs.push(rf);
                 }

@@ -89,7 +89,7 @@ pub fn parse_chunk(data: &[u8], ctx: &Ctx) -> Parsed {
             if is_skipped(&row) {
                 skip.push(table.len as u32);
             }
-            table.push(&row, data, true);
+            table.push(&row, data, &[]);
             continue;
         }
         match std::str::from_utf8(line) {
@@ -98,7 +98,7 @@ pub fn parse_chunk(data: &[u8], ctx: &Ctx) -> Parsed {
                 if is_skipped(&row) {
                     skip.push(table.len as u32);
                 }
-                table.push(&row, data, true);
+                table.push(&row, data, &[]);
             }
             Ok(s) => {
                 let fixed = s.replace('\0', "\u{2400}");
@@ -108,7 +108,7 @@ pub fn parse_chunk(data: &[u8], ctx: &Ctx) -> Parsed {
                 if is_skipped(&row2) {
                     skip.push(table.len as u32);
                 }
-                table.push(&row2, data, false);
+                table.push(&row2, data, fixed.as_bytes());
             }
             Err(_) => {
                 let fixed = String::from_utf8_lossy(line).replace('\0', "\u{2400}");
@@ -118,7 +118,7 @@ pub fn parse_chunk(data: &[u8], ctx: &Ctx) -> Parsed {
                 if is_skipped(&row2) {
                     skip.push(table.len as u32);
                 }
-                table.push(&row2, data, false);
+                table.push(&row2, data, fixed.as_bytes());
             }
         }
         months.push(m);
@@ -169,9 +169,10 @@ impl Years {
     }
 }
 
-/// Input bytes of one piece at most (string references hold 31-bit offsets, and a repaired
-/// line's text, up to 3x its bytes, goes to the arena).
-const MAX_PIECE: usize = 256 << 20;
+/// Input bytes of one piece at most: string references hold 31-bit offsets, and a repaired
+/// line's text (up to 3x its bytes) goes to the arena, perhaps in more than one column, as
+/// do the Arrow path's 32-bit offsets; 64 MiB keeps both far below 2 GiB.
+const MAX_PIECE: usize = 64 << 20;
 
 /// Split `data` on line boundaries into about `n` pieces: (start, end).
 fn split(data: &[u8], n: usize) -> Vec<(usize, usize)> {

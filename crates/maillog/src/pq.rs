@@ -1,5 +1,6 @@
 //! A minimal Parquet writer for parsed chunks: one row group per chunk, one data page (v1,
-//! PLAIN values, RLE/bit-packed definition levels) per column chunk, LZ4_RAW compressed.
+//! PLAIN values, RLE/bit-packed definition levels) per column chunk, LZ4_RAW compressed;
+//! the constant columns (file_id, item_no) as a one-entry dictionary and one RLE run.
 //! Only the columns some kept row sets are written (the DuckDB view reads the parts by
 //! name); `file_id` and `item_no` are constant columns added here. Rows listed in a
 //! chunk's `skip` (noise and quarantine lines, which land elsewhere) are left out.
