@@ -9,8 +9,9 @@ record batches, noise and quarantine lines with kind `__noise` / `__quarantine` 
 noise kind or reason, message = the whole line); the landing splits them.
 
 The file is streamed in blocks (BLOCK bytes of plain text, gzip decompressed on the
-fly; the landing has the crate read a plain file itself); each block is parsed in parallel on line boundaries in Rust with the GIL released,
-so memory stays flat whatever the file size. The same function runs in Spark executors
+fly; the landing has the crate read a plain file itself); each block is parsed in
+parallel on line boundaries in Rust with the GIL released, so memory stays flat whatever
+the file size. The same function runs in Spark executors
 (mtabench/spark_engine.py), so both engines parse with the very same code.
 
 Timestamps: classic syslog (`Nov  1 22:04:34`, day space-padded), postlogd (`Nov 01`),
