@@ -280,8 +280,12 @@ pub mod pool {
         v
     }
     pub fn give_block(v: Vec<u8>) {
+        // the landing's blocks (16 MiB and a carried line); a one-off big input is freed
+        if v.capacity() == 0 || v.capacity() > 64 << 20 {
+            return;
+        }
         let mut g = BLOCKS.lock().unwrap_or_else(|e| e.into_inner());
-        if v.capacity() > 0 && g.len() < KEEP {
+        if g.len() < KEEP {
             g.push(v);
         }
     }
