@@ -27,17 +27,28 @@ from collections import deque
 from collections.abc import Iterable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
-
-import pyarrow as pa
-import pyarrow.compute as pc
-import pyarrow.parquet as pq
+from typing import TYPE_CHECKING
 
 from ingest.ledger import LineCounts
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+
+# pyarrow is imported where an Arrow block is handled, not here: the compiled parser's
+# blocks write their own Parquet, and pyarrow's import (~0.3 s with numpy) would be a fixed
+# cost of every maillog ingest
 
 FILES_DDL = "file_id BIGINT NOT NULL, table_name VARCHAR NOT NULL, path VARCHAR NOT NULL"
 NOISE, QUARANTINE = "__noise", "__quarantine"
 WRITERS = 2  # Parquet parts written at once (pyarrow encodes a file on one thread)
 ALWAYS = {"file_id", "line_no", "item_no"}  # written even when null (provenance)
+
+
+def _lit(v: str) -> str:
+    """A SQL string literal. The landing's statements inline their values instead of binding
+    parameters: DuckDB's first parameter binding imports numpy and pandas (~0.35 s), a fixed
+    cost of every maillog ingest that binds nothing else."""
+    return "'" + str(v).replace("'", "''") + "'"
 
 
 def store_dir(con) -> Path:
@@ -59,8 +70,8 @@ def ensure(con, table: str, ddl: str) -> None:
     loader re-parses its files: the parser version changed with the move)."""
     con.execute(f"create table if not exists raw.parquet_files ({FILES_DDL})")
     kind = con.execute(
-        "select table_type from information_schema.tables where table_schema = 'raw' and table_name = ?",
-        [table],
+        "select table_type from information_schema.tables "
+        f"where table_schema = 'raw' and table_name = {_lit(table)}"
     ).fetchone()
     if kind and kind[0] == "BASE TABLE":
         con.execute(f"drop table raw.{table}")
@@ -74,11 +85,11 @@ def rebuild_view(con, table: str, ddl: str) -> None:
     paths = [
         r[0]
         for r in con.execute(
-            "select path from raw.parquet_files where table_name = ? order by file_id, path", [table]
+            f"select path from raw.parquet_files where table_name = {_lit(table)} order by file_id, path"
         ).fetchall()
     ]
     if paths:
-        files = ", ".join("'" + p.replace("'", "''") + "'" for p in paths)
+        files = ", ".join(_lit(p) for p in paths)
         select = ", ".join(f"cast({n} as {t}) as {n}" for n, t in cols)
         # a part holds only the columns some row of its block set (union_by_name fills the
         # rest with NULL); the typed empty relation names every column, so one no part has
@@ -105,9 +116,10 @@ def _sweep(con) -> None:
 
 def forget(con, file_id: int, tables: dict[str, str]) -> None:
     """Unlist a file's Parquet (its rows leave the views when the transaction commits)."""
-    n = con.execute("select count(*) from raw.parquet_files where file_id = ?", [file_id]).fetchone()[0]
+    where = f"where file_id = {int(file_id)}"
+    n = con.execute(f"select count(*) from raw.parquet_files {where}").fetchone()[0]
     if n:
-        con.execute("delete from raw.parquet_files where file_id = ?", [file_id])
+        con.execute(f"delete from raw.parquet_files {where}")
         for table, ddl in tables.items():
             rebuild_view(con, table, ddl)
 
@@ -169,6 +181,8 @@ def _write_part(tmp: Path, final: Path, tb: pa.Table) -> None:
     reads the parts with union_by_name, so an absent column is NULL). LZ4 on every column,
     no dictionaries (bench/maillog_bench.py: cheaper to encode than zstd on the free text
     and dictionaries on the low-cardinality columns, files ~1.5x the size)."""
+    import pyarrow.parquet as pq
+
     keep = [f.name for f in tb.schema if f.name in ALWAYS or tb.column(f.name).null_count < tb.num_rows]
     tb = tb.select(keep)
     writer = pq.ParquetWriter(
@@ -212,6 +226,9 @@ def _split_arrow_block(con, file_id: int, batches: list[pa.RecordBatch], names: 
     """An Arrow block's noise and quarantine lines to their tables; the rest as the part's
     table (provenance columns added, in the view's column order). Returns (lines, noise,
     quarantined, table)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
     tb = pa.Table.from_batches(batches)
     lines = tb.num_rows
     counts = {"noise": 0, "quarantine": 0}
@@ -285,11 +302,11 @@ def land(con, file_id: int, table: str, ddl: str, blocks: Iterable[list[pa.Recor
     finally:
         pool.shutdown(wait=True)
     forget(con, file_id, {})
-    con.execute("delete from raw.parquet_files where file_id = ? and table_name = ?", [file_id, table])
-    if total:
-        con.executemany(
-            "insert into raw.parquet_files values (?, ?, ?)",
-            [[int(file_id), table, str(final)] for _, final in parts],
-        )
+    con.execute(
+        f"delete from raw.parquet_files where file_id = {int(file_id)} and table_name = {_lit(table)}"
+    )
+    if total and parts:
+        values = ", ".join(f"({int(file_id)}, {_lit(table)}, {_lit(str(final))})" for _, final in parts)
+        con.execute(f"insert into raw.parquet_files values {values}")
     rebuild_view(con, table, ddl)
     return LineCounts(total, total - noise - quarantined, noise, quarantined)

@@ -120,10 +120,12 @@ def test_a_file_in_many_blocks_lands_as_parts_in_line_order(tmp_path):
         assert con.execute("select count(*) from raw.maillog").fetchone() == (599,)
 
 
-def test_the_crates_parquet_parts_hold_what_the_parser_returns(tmp_path):
+def test_the_crates_parquet_parts_hold_what_the_parser_returns(tmp_path, monkeypatch):
     """The crate writes the parts itself (crates/maillog/src/pq.rs); the same lines through
     the parser's Arrow output and pyarrow's Parquet writer must give the very same rows,
-    every column, for every log family, noise, quarantine and bytes that are not UTF-8."""
+    every column, for every log family, noise, quarantine and bytes that are not UTF-8.
+    The crate also reads a plain file itself (Parser.read_block): in reads of 997 bytes,
+    lines span reads, and the rows are the same again."""
     import gzip
 
     from conftest import FIXTURES, SAMPLES
@@ -144,7 +146,15 @@ def test_the_crates_parquet_parts_hold_what_the_parser_returns(tmp_path):
         con.execute("begin")
         rust = _land(con, log, fid=1)  # the landing's path: Rust blocks
         py = arrow_landing.land(con, 2, "maillog", f"{PROVENANCE}, {COLUMNS}", _blocks_of(log, 4096))
+        monkeypatch.setattr("ingest.parsers.maillog.BLOCK", 997)
+        small = _land(con, log, fid=3)
         con.execute("commit")
+        assert (small.total, small.parsed, small.noise, small.quarantined) == (
+            rust.total,
+            rust.parsed,
+            rust.noise,
+            rust.quarantined,
+        )
         assert (rust.total, rust.parsed, rust.noise, rust.quarantined) == (
             py.total,
             py.parsed,
@@ -153,14 +163,15 @@ def test_the_crates_parquet_parts_hold_what_the_parser_returns(tmp_path):
         )
         assert rust.total == lines and rust.noise >= 1 and rust.quarantined >= 2
         cols = ", ".join(["line_no", "item_no", *COLUMN_NAMES])
-        one, two = (
+        one, two, three = (
             con.execute(f"select {cols} from raw.maillog where file_id = {f} order by line_no").fetchall()
-            for f in (1, 2)
+            for f in (1, 2, 3)
         )
         assert len(one) == rust.parsed > 1000
-        assert one == two
+        assert one == two == three
         noise = con.execute(
             "select file_id, line_no, kind, text from raw.noise union all "
             "select file_id, line_no, reason, text from raw.quarantine"
         ).fetchall()
         assert sorted(r[1:] for r in noise if r[0] == 1) == sorted(r[1:] for r in noise if r[0] == 2)
+        assert sorted(r[1:] for r in noise if r[0] == 1) == sorted(r[1:] for r in noise if r[0] == 3)

@@ -9,8 +9,9 @@ record batches, noise and quarantine lines with kind `__noise` / `__quarantine` 
 noise kind or reason, message = the whole line); the landing splits them.
 
 The file is streamed in blocks (BLOCK bytes of plain text, gzip decompressed on the
-fly); each block is parsed in parallel on line boundaries in Rust with the GIL released,
-so memory stays flat whatever the file size. The same function runs in Spark executors
+fly; the landing has the crate read a plain file itself); each block is parsed in
+parallel on line boundaries in Rust with the GIL released, so memory stays flat whatever
+the file size. The same function runs in Spark executors
 (mtabench/spark_engine.py), so both engines parse with the very same code.
 
 Timestamps: classic syslog (`Nov  1 22:04:34`, day space-padded), postlogd (`Nov 01`),
@@ -143,6 +144,21 @@ def parse_blocks(blocks: Iterable[bytes], year: int, ctx: ParseContext, threads:
         yield out
 
 
+def read_file_blocks(path: Path, year: int, ctx: ParseContext, threads: int = 0) -> Iterator:
+    """As parse_blocks over a plain (not gzip) file, the crate reading the file itself:
+    each block is read straight into a buffer the parser reuses (no bytes object, no copy)."""
+    p = mtabench_maillog.Parser(year, int(ctx.utc_offset_minutes), _ref_month(ctx), threads)
+    with Path(path).open("rb", buffering=0) as raw:
+        more = True
+        while more:
+            more, out = p.read_block(raw.fileno(), BLOCK)
+            if out is not None:
+                yield out
+    out = p.finish_block()
+    if out is not None:
+        yield out
+
+
 def read_blocks(fh: BinaryIO, size: int = BLOCK) -> Iterator[bytes]:
     """Plain-text blocks of a plain or gzip file object (gzip decompressed incrementally)."""
     head = fh.read(2)
@@ -166,6 +182,10 @@ def file_batches(path: Path, name: str, ctx: ParseContext, threads: int = 0, arr
     with Path(path).open("rb") as fh:
         if name.endswith(".gz") and fh.read(2) != GZIP_MAGIC:
             raise BadInput("named .gz but is not gzip data")
+        fh.seek(0)
+        if not arrow and fh.read(2) != GZIP_MAGIC:
+            yield from read_file_blocks(path, year, ctx, threads)
+            return
         fh.seek(0)
         parse = parse_stream if arrow else parse_blocks
         yield from parse(read_blocks(fh), year, ctx, threads)

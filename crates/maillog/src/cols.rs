@@ -1,5 +1,7 @@
-//! Output columns: their names and Arrow types, and per-column buffers (values, offsets,
-//! validity) that Python wraps with `pyarrow.Array.from_buffers`.
+//! Output columns: their names and types, and the parsed values of a chunk per column: a
+//! validity bitmap and the non-null values only, strings as references into the chunk's
+//! input bytes (no copy while parsing). The Parquet writer reads them as they are; the
+//! Arrow path (`Table::arrow`) builds Arrow buffers from them.
 
 use std::mem::MaybeUninit;
 
@@ -131,33 +133,36 @@ impl<'a> Row<'a> {
     }
 }
 
-/// One column's Arrow buffers, filled lazily: rows a line leaves null are padded in bulk.
-/// The buffers come from `pool` (slot = column index), so a block reuses the pages of
-/// an earlier one instead of faulting in fresh zeroed ones.
+/// A string value: `start << 32 | len`, `start` into the chunk's input bytes, or (bit 31
+/// of `start` set) into the table's arena (constants and text of repaired lines).
+pub type Ref = u64;
+const ARENA: u64 = 1 << 63;
+
+/// One column of a chunk: validity bitmap (one bit per row) and the non-null values in
+/// row order (dense: what a Parquet PLAIN page holds). The buffers come from `pool`, so a
+/// block reuses the pages of an earlier one instead of faulting in fresh zeroed ones.
 pub struct Col {
     pub ty: Ty,
     pub slot: usize,
     pub valid: Vec<u8>,
     pub nulls: usize,
-    pub offsets: Vec<i32>, // Str only
-    pub data: Vec<u8>,     // Str bytes, or the fixed-width values (little endian)
-    rows: usize,           // rows materialised so far
+    pub refs: Vec<Ref>, // Str values
+    pub data: Vec<u8>,  // fixed-width values, little endian (I32: 4 bytes, others 8)
+    // the last value of this column that came from outside the input (a constant): the
+    // same constant is stored once in the arena
+    last_const: (usize, usize, Ref),
 }
 
 impl Col {
     fn new(ty: Ty, slot: usize, cap: usize) -> Self {
         let mut valid = pool::take_u8(pool::valid_slot(slot));
         valid.resize(cap.div_ceil(8), 0); // zeroed: bits are only ever set
-        let mut offsets = Vec::new();
-        if ty == Ty::Str {
-            offsets = pool::take_i32(slot);
-            offsets.push(0);
-        }
         let data = pool::take_u8(pool::data_slot(slot));
-        Col { ty, slot, valid, nulls: 0, offsets, data, rows: 0 }
+        let refs = if ty == Ty::Str { pool::take_u64(slot) } else { Vec::new() };
+        Col { ty, slot, valid, nulls: 0, refs, data, last_const: (0, 0, 0) }
     }
 
-    fn width(&self) -> usize {
+    pub fn width(&self) -> usize {
         match self.ty {
             Ty::I32 => 4,
             Ty::Str => 0,
@@ -165,64 +170,57 @@ impl Col {
         }
     }
 
-    /// Pad with nulls up to `r` rows.
-    #[inline]
-    fn pad(&mut self, r: usize) {
-        if self.rows >= r {
-            return;
-        }
+    /// Non-null values held.
+    pub fn count(&self) -> usize {
         if self.ty == Ty::Str {
-            let last = *self.offsets.last().unwrap();
-            self.offsets.resize(r + 1, last);
+            self.refs.len()
         } else {
-            self.data.resize(r * self.width(), 0);
+            self.data.len() / self.width()
         }
-        self.rows = r;
     }
 
     #[inline]
-    fn put(&mut self, r: usize, v: V) {
-        self.pad(r);
-        match (self.ty, v) {
-            (Ty::Str, V::S(s)) => {
-                self.data.extend_from_slice(s);
-                self.offsets.push(self.data.len() as i32);
-            }
-            (Ty::I32, V::I(i)) => self.data.extend_from_slice(&(i as i32).to_le_bytes()),
-            (Ty::I64 | Ty::Ts, V::I(i)) => self.data.extend_from_slice(&i.to_le_bytes()),
-            (Ty::F64, V::F(f)) => self.data.extend_from_slice(&f.to_le_bytes()),
-            _ => {
-                // a value of the wrong type: null
-                self.pad(r + 1);
-                return;
-            }
+    pub fn is_set(&self, r: usize) -> bool {
+        self.valid[r >> 3] & (1 << (r & 7)) != 0
+    }
+
+    #[inline]
+    fn set_bit(&mut self, r: usize) {
+        if self.valid.len() <= r >> 3 {
+            self.valid.resize((r >> 3) + 1, 0);
         }
-        self.rows = r + 1;
-        if self.valid.len() <= r / 8 {
-            self.valid.resize(r / 8 + 1, 0);
-        }
-        self.valid[r / 8] |= 1 << (r % 8);
+        self.valid[r >> 3] |= 1 << (r & 7);
     }
 
     fn finish(&mut self, n: usize) {
-        self.pad(n);
         self.valid.resize(n.div_ceil(8), 0);
-        let set: usize = self.valid.iter().map(|b| b.count_ones() as usize).sum();
-        self.nulls = n - set;
+        self.nulls = n - self.count();
+    }
+
+    /// Fixed-width value `i` (dense index) as i64 (I32 sign-extended); F64 as its bits.
+    pub fn fixed(&self, i: usize) -> i64 {
+        if self.ty == Ty::I32 {
+            i32::from_le_bytes(self.data[i * 4..i * 4 + 4].try_into().unwrap()) as i64
+        } else {
+            i64::from_le_bytes(self.data[i * 8..i * 8 + 8].try_into().unwrap())
+        }
+    }
+
+    pub fn set_fixed(&mut self, i: usize, v: i64) {
+        self.data[i * 8..i * 8 + 8].copy_from_slice(&v.to_le_bytes());
     }
 }
 
 impl Drop for Col {
     fn drop(&mut self) {
-        // buffers not handed to Python (taken out by then) go back to the pool
         pool::give_u8(pool::valid_slot(self.slot), std::mem::take(&mut self.valid));
         pool::give_u8(pool::data_slot(self.slot), std::mem::take(&mut self.data));
-        pool::give_i32(self.slot, std::mem::take(&mut self.offsets));
+        pool::give_u64(self.slot, std::mem::take(&mut self.refs));
     }
 }
 
 /// Column buffers kept for reuse, per slot (two u8 slots per column: validity, data; one
-/// i32 slot: offsets). A slot keeps at most KEEP buffers, so the pool never holds more
+/// i32 slot: Arrow offsets; one u64 slot: string references). A slot keeps at most KEEP buffers, so the pool never holds more
 /// than a few blocks' worth: memory stays flat.
 pub mod pool {
     use std::sync::Mutex;
@@ -232,6 +230,7 @@ pub mod pool {
 
     static U8: Mutex<Vec<Vec<Vec<u8>>>> = Mutex::new(Vec::new());
     static I32: Mutex<Vec<Vec<Vec<i32>>>> = Mutex::new(Vec::new());
+    static U64: Mutex<Vec<Vec<Vec<u64>>>> = Mutex::new(Vec::new());
 
     pub fn valid_slot(col: usize) -> usize {
         2 * col
@@ -272,32 +271,92 @@ pub mod pool {
     pub fn give_i32(slot: usize, v: Vec<i32>) {
         give(&I32, slot, v)
     }
+    static BLOCKS: Mutex<Vec<Vec<u8>>> = Mutex::new(Vec::new());
+
+    /// An input block buffer (empty; its capacity kept from an earlier block).
+    pub fn take_block() -> Vec<u8> {
+        let mut v = BLOCKS.lock().unwrap_or_else(|e| e.into_inner()).pop().unwrap_or_default();
+        v.clear();
+        v
+    }
+    pub fn give_block(v: Vec<u8>) {
+        // the landing's blocks (16 MiB and a carried line); a one-off big input is freed
+        if v.capacity() == 0 || v.capacity() > 64 << 20 {
+            return;
+        }
+        let mut g = BLOCKS.lock().unwrap_or_else(|e| e.into_inner());
+        if g.len() < KEEP {
+            g.push(v);
+        }
+    }
+
+    pub fn take_u64(slot: usize) -> Vec<u64> {
+        take(&U64, slot)
+    }
+    pub fn give_u64(slot: usize, v: Vec<u64>) {
+        give(&U64, slot, v)
+    }
 }
 
 pub struct Table {
     pub len: usize,
     pub cols: Vec<Col>,
+    /// bytes of string values that are not in the input (constants, repaired lines)
+    pub arena: Vec<u8>,
 }
 
 impl Table {
     pub fn new(cap: usize) -> Self {
         let cols = COLUMNS.iter().enumerate().map(|(i, &(_, t))| Col::new(t, i, cap)).collect();
-        Table { len: 0, cols }
+        Table { len: 0, cols, arena: Vec::new() }
     }
 
+    /// Append a row. `input`: the chunk's bytes (string values inside it are kept as
+    /// references); `temp`: a repaired line's text (values inside it are copied to the
+    /// arena); any other string value is a constant ('static), so a repeat of the last one
+    /// reuses its arena bytes.
     #[inline]
-    pub fn push(&mut self, row: &Row) {
+    pub fn push(&mut self, row: &Row, input: &[u8], temp: &[u8]) {
         let r = self.len;
+        let base = input.as_ptr() as usize;
+        let (t0, t1) = (temp.as_ptr() as usize, temp.as_ptr() as usize + temp.len());
         let mut m = row.mask;
         while m != 0 {
             let c = m.trailing_zeros() as usize;
             m &= m - 1;
-            self.cols[c].put(r, row.at(c));
+            let col = &mut self.cols[c];
+            match (col.ty, row.at(c)) {
+                (Ty::Str, V::S(s)) => {
+                    let (p, l) = (s.as_ptr() as usize, s.len());
+                    let rf = if p >= base && p + l <= base + input.len() {
+                        ((p - base) as u64) << 32 | l as u64
+                    } else {
+                        let is_const = !(p >= t0 && p + l <= t1 && l > 0);
+                        if is_const && col.last_const.0 == p && col.last_const.1 == l {
+                            col.last_const.2
+                        } else {
+                            assert!(self.arena.len() < 1 << 31, "arena offset overflow");
+                            let rf = ARENA | (self.arena.len() as u64) << 32 | l as u64;
+                            self.arena.extend_from_slice(s);
+                            if is_const {
+                                col.last_const = (p, l, rf);
+                            }
+                            rf
+                        }
+                    };
+                    col.refs.push(rf);
+                }
+                (Ty::I32, V::I(i)) => col.data.extend_from_slice(&(i as i32).to_le_bytes()),
+                (Ty::I64 | Ty::Ts, V::I(i)) => col.data.extend_from_slice(&i.to_le_bytes()),
+                (Ty::F64, V::F(f)) => col.data.extend_from_slice(&f.to_le_bytes()),
+                _ => continue, // a value of the wrong type: null
+            }
+            col.set_bit(r);
         }
         self.len += 1;
     }
 
-    /// Pad every column to the row count and count its nulls (call once, at the end).
+    /// Size the bitmaps to the row count and count the nulls (call once, at the end).
     pub fn finish(&mut self) {
         let n = self.len;
         for c in &mut self.cols {
@@ -305,32 +364,98 @@ impl Table {
         }
     }
 
-    /// Timestamp value of row `r` in column `c` (must be Ts and finished), None when null.
-    pub fn ts_at(&self, c: C, r: usize) -> Option<i64> {
+    /// The bytes of a string reference (`input`: the chunk's bytes).
+    #[inline]
+    pub fn resolve<'a>(&'a self, input: &'a [u8], rf: Ref) -> &'a [u8] {
+        let start = ((rf >> 32) & 0x7fff_ffff) as usize;
+        let len = (rf & 0xffff_ffff) as usize;
+        if rf & ARENA != 0 {
+            &self.arena[start..start + len]
+        } else {
+            &input[start..start + len]
+        }
+    }
+
+    /// Start of a string reference's bytes and how many bytes are readable from there in
+    /// its buffer (at least its length).
+    #[inline]
+    pub fn locate(&self, input: &[u8], rf: Ref) -> (*const u8, usize) {
+        let start = ((rf >> 32) & 0x7fff_ffff) as usize;
+        let buf: &[u8] = if rf & ARENA != 0 { &self.arena } else { input };
+        assert!(start + (rf & 0xffff_ffff) as usize <= buf.len(), "string reference out of bounds");
+        // SAFETY: start <= buf.len() (asserted)
+        (unsafe { buf.as_ptr().add(start) }, buf.len() - start)
+    }
+
+    /// For each of `rows` (ascending), the dense index of its value in column `c` (None: null).
+    pub fn dense_index(&self, c: C, rows: &[u32]) -> Vec<Option<usize>> {
         let col = &self.cols[c as usize];
-        if col.valid[r / 8] & (1 << (r % 8)) == 0 {
+        let mut out = Vec::with_capacity(rows.len());
+        let (mut r0, mut idx) = (0usize, 0usize); // set bits in rows [0, r0)
+        for &r in rows {
+            let r = r as usize;
+            idx += count_set(&col.valid, r0, r);
+            r0 = r;
+            out.push(if col.is_set(r) { Some(idx) } else { None });
+        }
+        out
+    }
+
+    /// The Arrow buffers of column `c` (finished table): (validity, offsets, data) with
+    /// offsets for strings only; None when every row is null.
+    pub fn arrow(&mut self, c: usize, input: &[u8]) -> Option<(Vec<u8>, Vec<i32>, Vec<u8>)> {
+        let n = self.len;
+        let col = &self.cols[c];
+        if col.nulls == n {
             return None;
         }
-        Some(i64::from_le_bytes(col.data[r * 8..r * 8 + 8].try_into().unwrap()))
-    }
-
-    /// String of row `r` in column `c` (finished table), None when null.
-    pub fn str_at(&self, c: C, r: usize) -> Option<&[u8]> {
-        let col = &self.cols[c as usize];
-        if col.valid[r / 8] & (1 << (r % 8)) == 0 {
-            return None;
+        let mut data = pool::take_u8(pool::data_slot(col.slot));
+        let mut offsets = Vec::new();
+        if col.ty == Ty::Str {
+            offsets = pool::take_i32(col.slot);
+            offsets.reserve(n + 1);
+            offsets.push(0);
+            let mut i = 0;
+            for r in 0..n {
+                if col.is_set(r) {
+                    data.extend_from_slice(self.resolve(input, col.refs[i]));
+                    i += 1;
+                }
+                offsets.push(data.len() as i32);
+            }
+        } else {
+            let w = col.width();
+            data.resize(n * w, 0);
+            let mut i = 0;
+            for r in 0..n {
+                if col.is_set(r) {
+                    data[r * w..r * w + w].copy_from_slice(&col.data[i * w..i * w + w]);
+                    i += 1;
+                }
+            }
         }
-        Some(&col.data[col.offsets[r] as usize..col.offsets[r + 1] as usize])
+        let col = &mut self.cols[c];
+        let valid = std::mem::take(&mut col.valid);
+        col.valid = pool::take_u8(pool::valid_slot(col.slot));
+        Some((valid, offsets, data))
     }
+}
 
-    /// Integer of row `r` in an I64 column (0 when null).
-    pub fn i64_at(&self, c: C, r: usize) -> i64 {
-        let col = &self.cols[c as usize];
-        i64::from_le_bytes(col.data[r * 8..r * 8 + 8].try_into().unwrap())
+/// Set bits of `bits` in positions [a, b).
+pub fn count_set(bits: &[u8], a: usize, b: usize) -> usize {
+    let mut n = 0;
+    let mut r = a;
+    while r < b && r & 7 != 0 {
+        n += (bits[r >> 3] >> (r & 7) & 1) as usize;
+        r += 1;
     }
-
-    pub fn set_ts(&mut self, c: C, r: usize, v: i64) {
-        let col = &mut self.cols[c as usize];
-        col.data[r * 8..r * 8 + 8].copy_from_slice(&v.to_le_bytes());
+    while r + 8 <= b {
+        n += bits[r >> 3].count_ones() as usize;
+        r += 8;
     }
+    while r < b {
+        n += (bits[r >> 3] >> (r & 7) & 1) as usize;
+        r += 1;
+    }
+    n
 }

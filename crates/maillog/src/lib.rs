@@ -17,10 +17,38 @@ use cols::{Row, Table, Ty, C, COLUMNS};
 use parse::{parse_line, Ctx};
 use pyo3::prelude::*;
 use pyo3::types::{PyList, PyTuple};
+use std::sync::Arc;
 
-/// A parsed chunk: the rows, per row the local month of a syslog stamp (0 otherwise), and
-/// the rows that are noise or quarantine (ascending; they land outside raw.maillog).
+/// A parsed chunk: the rows, per row the local month of a syslog stamp (0 otherwise), the
+/// rows that are noise or quarantine (ascending; they land outside raw.maillog), and the
+/// input bytes (`data[start..end]`) the rows' string values refer to.
 pub struct Chunk {
+    pub table: Table,
+    pub months: Vec<u8>,
+    pub skip: Vec<u32>,
+    pub data: Arc<Vec<u8>>,
+    pub start: usize,
+    pub end: usize,
+}
+
+impl Drop for Chunk {
+    fn drop(&mut self) {
+        // the last chunk of a block hands the block's buffer back for the next read
+        if let Ok(v) = Arc::try_unwrap(std::mem::take(&mut self.data)) {
+            cols::pool::give_block(v);
+        }
+    }
+}
+
+impl Chunk {
+    /// The chunk's input bytes (string references are relative to them).
+    pub fn input(&self) -> &[u8] {
+        &self.data[self.start..self.end]
+    }
+}
+
+/// What parse_chunk returns: a Chunk without its input.
+pub struct Parsed {
     pub table: Table,
     pub months: Vec<u8>,
     pub skip: Vec<u32>,
@@ -33,8 +61,10 @@ fn is_skipped(row: &Row) -> bool {
 }
 
 /// Parse complete lines (`data` ends with `\n`, or is the last line of the input).
-pub fn parse_chunk(data: &[u8], ctx: &Ctx) -> Chunk {
-    let n_est = memchr::memchr_iter(b'\n', data).count() + 1;
+/// `data` must be shorter than 2 GiB (string references hold 31-bit offsets).
+pub fn parse_chunk(data: &[u8], ctx: &Ctx) -> Parsed {
+    // a size estimate (buffers grow past it): counting the lines first costs a pass
+    let n_est = data.len() / 64 + 1;
     let mut table = Table::new(n_est);
     let mut months = Vec::with_capacity(n_est);
     let mut skip = Vec::new();
@@ -59,7 +89,7 @@ pub fn parse_chunk(data: &[u8], ctx: &Ctx) -> Chunk {
             if is_skipped(&row) {
                 skip.push(table.len as u32);
             }
-            table.push(&row);
+            table.push(&row, data, &[]);
             continue;
         }
         match std::str::from_utf8(line) {
@@ -68,7 +98,7 @@ pub fn parse_chunk(data: &[u8], ctx: &Ctx) -> Chunk {
                 if is_skipped(&row) {
                     skip.push(table.len as u32);
                 }
-                table.push(&row);
+                table.push(&row, data, &[]);
             }
             Ok(s) => {
                 let fixed = s.replace('\0', "\u{2400}");
@@ -78,7 +108,7 @@ pub fn parse_chunk(data: &[u8], ctx: &Ctx) -> Chunk {
                 if is_skipped(&row2) {
                     skip.push(table.len as u32);
                 }
-                table.push(&row2);
+                table.push(&row2, data, fixed.as_bytes());
             }
             Err(_) => {
                 let fixed = String::from_utf8_lossy(line).replace('\0', "\u{2400}");
@@ -88,13 +118,13 @@ pub fn parse_chunk(data: &[u8], ctx: &Ctx) -> Chunk {
                 if is_skipped(&row2) {
                     skip.push(table.len as u32);
                 }
-                table.push(&row2);
+                table.push(&row2, data, fixed.as_bytes());
             }
         }
         months.push(m);
     }
     table.finish();
-    Chunk { table, months, skip }
+    Parsed { table, months, skip }
 }
 
 /// Year roll-over state of one file, carried across chunks and blocks: a January run
@@ -110,9 +140,13 @@ pub struct Years {
 
 impl Years {
     pub fn apply(&mut self, chunk: &mut Chunk) {
+        let ts = &mut chunk.table.cols[C::ts as usize];
+        let mut idx = 0; // dense index of row r's ts value
         for r in 0..chunk.months.len() {
             let m = chunk.months[r];
+            let has_ts = ts.is_set(r);
             if m == 0 {
+                idx += has_ts as usize;
                 continue;
             }
             if !self.seen {
@@ -124,17 +158,24 @@ impl Years {
                 self.shift -= 1;
             }
             self.prev = m;
-            if self.shift != 0 {
-                if let Some(ts) = chunk.table.ts_at(C::ts, r) {
-                    chunk.table.set_ts(C::ts, r, time::add_years(ts, self.shift));
+            if has_ts {
+                if self.shift != 0 {
+                    let v = ts.fixed(idx);
+                    ts.set_fixed(idx, time::add_years(v, self.shift));
                 }
+                idx += 1;
             }
         }
     }
 }
 
-/// Split `data` on line boundaries into about `n` pieces.
-fn split(data: &[u8], n: usize) -> Vec<&[u8]> {
+/// Input bytes of one piece at most: string references hold 31-bit offsets, and a repaired
+/// line's text (up to 3x its bytes) goes to the arena, perhaps in more than one column, as
+/// do the Arrow path's 32-bit offsets; 64 MiB keeps both far below 2 GiB.
+const MAX_PIECE: usize = 64 << 20;
+
+/// Split `data` on line boundaries into about `n` pieces: (start, end).
+fn split(data: &[u8], n: usize) -> Vec<(usize, usize)> {
     let mut out = Vec::new();
     let target = data.len() / n.max(1) + 1;
     let mut start = 0;
@@ -145,30 +186,39 @@ fn split(data: &[u8], n: usize) -> Vec<&[u8]> {
         } else {
             memchr::memchr(b'\n', &data[want..]).map_or(data.len(), |i| want + i + 1)
         };
-        out.push(&data[start..end]);
+        out.push((start, end));
         start = end;
     }
     out
 }
 
-/// Parse a block in parallel; line numbers continue from `first_line_no`.
-pub fn parse_block(data: &[u8], ctx: &Ctx, years: &mut Years, first_line_no: i64, threads: usize) -> Vec<Chunk> {
-    let pieces = if data.len() < (1 << 20) || threads <= 1 { vec![data] } else { split(data, threads) };
-    let mut chunks: Vec<Chunk> = if pieces.len() == 1 {
-        vec![parse_chunk(pieces[0], ctx)]
+/// Parse a block in parallel; line numbers continue from `first_line_no`. The chunks keep
+/// `data` (their string values refer to it).
+pub fn parse_block(data: Arc<Vec<u8>>, ctx: &Ctx, years: &mut Years, first_line_no: i64, threads: usize) -> Vec<Chunk> {
+    let n = if data.len() < (1 << 20) || threads <= 1 { 1 } else { threads };
+    let n = n.max(data.len().div_ceil(MAX_PIECE));
+    let pieces = if n == 1 { vec![(0, data.len())] } else { split(&data, n) };
+    let parsed: Vec<Parsed> = if pieces.len() == 1 {
+        vec![parse_chunk(&data, ctx)]
     } else {
         std::thread::scope(|s| {
-            let hs: Vec<_> = pieces.iter().map(|p| s.spawn(move || parse_chunk(p, ctx))).collect();
+            let d = &data;
+            let hs: Vec<_> = pieces.iter().map(|&(a, b)| s.spawn(move || parse_chunk(&d[a..b], ctx))).collect();
             hs.into_iter().map(|h| h.join().expect("parser thread panicked")).collect()
         })
     };
+    let mut chunks: Vec<Chunk> = parsed
+        .into_iter()
+        .zip(pieces)
+        .map(|(p, (start, end))| Chunk { table: p.table, months: p.months, skip: p.skip, data: data.clone(), start, end })
+        .collect();
     let mut base = first_line_no - 1;
     for c in &mut chunks {
         years.apply(c);
-        let col = &mut c.table.cols[C::line_no as usize];
-        for r in 0..c.table.len {
-            let v = i64::from_le_bytes(col.data[r * 8..r * 8 + 8].try_into().unwrap()) + base;
-            col.data[r * 8..r * 8 + 8].copy_from_slice(&v.to_le_bytes());
+        let col = &mut c.table.cols[C::line_no as usize]; // set on every row
+        for i in 0..col.count() {
+            let v = col.fixed(i) + base;
+            col.set_fixed(i, v);
         }
         base += c.table.len as i64;
     }
@@ -216,35 +266,33 @@ fn buf<'py>(py: Python<'py>, v: Vec<u8>, slot: usize) -> PyResult<Bound<'py, PyA
     Ok(Bound::new(py, Buf { v, o: Vec::new(), slot })?.into_any())
 }
 
-fn table_to_py<'py>(py: Python<'py>, t: Table) -> PyResult<Bound<'py, PyList>> {
+fn table_to_py<'py>(py: Python<'py>, mut c: Chunk) -> PyResult<Bound<'py, PyList>> {
     let out = PyList::empty(py);
-    let n = t.len;
-    for (mut col, &(name, ty)) in t.cols.into_iter().zip(COLUMNS.iter()) {
+    for (i, &(name, ty)) in COLUMNS.iter().enumerate() {
         let none = || py.None().into_bound(py);
+        let (slot, nulls) = (c.table.cols[i].slot, c.table.cols[i].nulls);
         // a column no line of the chunk set: no buffers (Python makes an all-null array)
-        let all_null = col.nulls == n;
-        let (valid, offsets, data) = if all_null {
-            (none(), none(), none())
-        } else {
-            let offsets = if ty == Ty::Str {
-                let o = std::mem::take(&mut col.offsets);
-                Bound::new(py, Buf { v: Vec::new(), o, slot: col.slot })?.into_any()
-            } else {
-                none()
-            };
-            let valid = if col.nulls == 0 {
-                none()
-            } else {
-                buf(py, std::mem::take(&mut col.valid), cols::pool::valid_slot(col.slot))?
-            };
-            (valid, offsets, buf(py, std::mem::take(&mut col.data), cols::pool::data_slot(col.slot))?)
+        let input = &c.data[c.start..c.end];
+        let (valid, offsets, data) = match c.table.arrow(i, input) {
+            None => (none(), none(), none()),
+            Some((v, o, d)) => {
+                let offsets =
+                    if ty == Ty::Str { Bound::new(py, Buf { v: Vec::new(), o, slot })?.into_any() } else { none() };
+                let valid = if nulls == 0 {
+                    cols::pool::give_u8(cols::pool::valid_slot(slot), v);
+                    none()
+                } else {
+                    buf(py, v, cols::pool::valid_slot(slot))?
+                };
+                (valid, offsets, buf(py, d, cols::pool::data_slot(slot))?)
+            }
         };
         let item = PyTuple::new(
             py,
             [
                 name.into_pyobject(py)?.into_any(),
                 ty.name().into_pyobject(py)?.into_any(),
-                col.nulls.into_pyobject(py)?.into_any(),
+                nulls.into_pyobject(py)?.into_any(),
                 valid,
                 offsets,
                 data,
@@ -284,22 +332,13 @@ impl Parser {
     }
 
     fn feed<'py>(&mut self, py: Python<'py>, block: &[u8]) -> PyResult<Bound<'py, PyList>> {
-        let Some(last) = memchr::memrchr(b'\n', block) else {
-            self.carry.extend_from_slice(block);
-            return Ok(PyList::empty(py));
-        };
-        let owned;
-        let data: &[u8] = if self.carry.is_empty() {
-            &block[..=last]
-        } else {
-            let mut v = std::mem::take(&mut self.carry);
-            v.extend_from_slice(&block[..=last]);
-            owned = v;
-            &owned
-        };
-        let chunks = self.run(py, data);
-        self.carry = block[last + 1..].to_vec();
-        chunks_to_py(py, chunks)
+        match self.take_lines(block) {
+            Some(data) => {
+                let chunks = self.run(py, data);
+                chunks_to_py(py, chunks)
+            }
+            None => Ok(PyList::empty(py)),
+        }
     }
 
     fn finish<'py>(&mut self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
@@ -307,29 +346,43 @@ impl Parser {
             return Ok(PyList::empty(py));
         }
         let data = std::mem::take(&mut self.carry);
-        let chunks = self.run(py, &data);
+        let chunks = self.run(py, data);
         chunks_to_py(py, chunks)
     }
 
     /// As `feed`, but the parsed lines stay in Rust as a `Block` that writes itself as a
     /// Parquet part (None when the block completed no line).
     fn feed_block(&mut self, py: Python<'_>, block: &[u8]) -> Option<Block> {
-        let last = match memchr::memrchr(b'\n', block) {
-            Some(i) => i,
-            None => {
-                self.carry.extend_from_slice(block);
-                return None;
-            }
+        let data = self.take_lines(block)?;
+        Some(Block { chunks: self.run(py, data) })
+    }
+
+    /// Read up to `size` bytes of the file open as `fd` (unbuffered, at its position) and
+    /// parse the complete lines, as `feed_block` would the bytes read; returns (more, block):
+    /// more is false at the end of the file. The read goes straight into a reused buffer
+    /// (no Python bytes object, no copy).
+    fn read_block(&mut self, py: Python<'_>, fd: i32, size: usize) -> PyResult<(bool, Option<Block>)> {
+        use std::io::Read;
+        use std::os::fd::FromRawFd;
+        let mut v = cols::pool::take_block();
+        v.reserve(self.carry.len() + size + 64);
+        v.extend_from_slice(&self.carry);
+        self.carry.clear();
+        let before = v.len();
+        let res = py.detach(|| {
+            // SAFETY: the caller owns `fd` and keeps it open; ManuallyDrop leaves it open
+            let f = std::mem::ManuallyDrop::new(unsafe { std::fs::File::from_raw_fd(fd) });
+            (&*f).take(size as u64).read_to_end(&mut v)
+        });
+        let n = res.map_err(|e| pyo3::exceptions::PyOSError::new_err(e.to_string()))?;
+        let more = n > 0;
+        let Some(last) = memchr::memrchr(b'\n', &v[before..]).map(|i| before + i) else {
+            self.carry = v; // no complete line yet (or end of file: finish_block parses it)
+            return Ok((more, None));
         };
-        let mut v = std::mem::take(&mut self.carry);
-        let chunks = if v.is_empty() {
-            self.run(py, &block[..=last])
-        } else {
-            v.extend_from_slice(&block[..=last]);
-            self.run(py, &v)
-        };
-        self.carry = block[last + 1..].to_vec();
-        Some(Block { chunks })
+        self.carry.extend_from_slice(&v[last + 1..]);
+        v.truncate(last + 1);
+        Ok((more, Some(Block { chunks: self.run(py, v) })))
     }
 
     fn finish_block(&mut self, py: Python<'_>) -> Option<Block> {
@@ -337,7 +390,7 @@ impl Parser {
             return None;
         }
         let data = std::mem::take(&mut self.carry);
-        Some(Block { chunks: self.run(py, &data) })
+        Some(Block { chunks: self.run(py, data) })
     }
 
     #[getter]
@@ -347,8 +400,23 @@ impl Parser {
 }
 
 impl Parser {
-    fn run(&mut self, py: Python<'_>, data: &[u8]) -> Vec<Chunk> {
+    /// The complete lines `block` ends (with the carried start of the first), as one
+    /// buffer the chunks keep; the rest is carried. None when no line is complete.
+    fn take_lines(&mut self, block: &[u8]) -> Option<Vec<u8>> {
+        let Some(last) = memchr::memrchr(b'\n', block) else {
+            self.carry.extend_from_slice(block);
+            return None;
+        };
+        let mut v = std::mem::take(&mut self.carry);
+        v.reserve_exact(last + 1);
+        v.extend_from_slice(&block[..=last]);
+        self.carry = block[last + 1..].to_vec();
+        Some(v)
+    }
+
+    fn run(&mut self, py: Python<'_>, data: Vec<u8>) -> Vec<Chunk> {
         let (ctx, years, first, threads) = (&self.ctx, &mut self.years, self.next_line, self.threads);
+        let data = Arc::new(data);
         let chunks = py.detach(|| parse_block(data, ctx, years, first, threads));
         self.next_line += chunks.iter().map(|c| c.table.len as i64).sum::<i64>();
         chunks
@@ -379,10 +447,20 @@ impl Block {
     fn skipped(&self) -> Vec<(i64, String, Option<String>, Option<String>)> {
         let mut out = Vec::new();
         for c in &self.chunks {
-            for &r in &c.skip {
-                let r = r as usize;
-                let s = |col: C| c.table.str_at(col, r).map(|b| String::from_utf8_lossy(b).into_owned());
-                out.push((c.table.i64_at(C::line_no, r), s(C::kind).unwrap_or_default(), s(C::detail), s(C::message)));
+            let t = &c.table;
+            let idx = |col: C| t.dense_index(col, &c.skip);
+            let (kind, detail, message) = (idx(C::kind), idx(C::detail), idx(C::message));
+            let s = |col: C, i: Option<usize>| {
+                i.map(|i| String::from_utf8_lossy(t.resolve(c.input(), t.cols[col as usize].refs[i])).into_owned())
+            };
+            let line_no = &t.cols[C::line_no as usize]; // set on every row
+            for (j, &r) in c.skip.iter().enumerate() {
+                out.push((
+                    line_no.fixed(r as usize),
+                    s(C::kind, kind[j]).unwrap_or_default(),
+                    s(C::detail, detail[j]),
+                    s(C::message, message[j]),
+                ));
             }
         }
         out
@@ -400,7 +478,7 @@ fn chunks_to_py<'py>(py: Python<'py>, chunks: Vec<Chunk>) -> PyResult<Bound<'py,
     let out = PyList::empty(py);
     for c in chunks {
         let n = c.table.len;
-        let cols = table_to_py(py, c.table)?;
+        let cols = table_to_py(py, c)?;
         out.append(PyTuple::new(py, [n.into_pyobject(py)?.into_any(), cols.into_any()])?)?;
     }
     Ok(out)

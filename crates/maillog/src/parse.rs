@@ -171,7 +171,9 @@ pub fn parse_line<'a>(line: &'a [u8], bad: bool, ctx: &Ctx, row: &mut Row<'a>) -
     if let Some((m, sl)) = syslog_head(line) {
         fmt = Some(Fmt::Syslog);
         slen = sl;
-        let day = to_int(trim_zs(&line[4..slen - 9]), i64::MIN, i64::MAX).unwrap_or(0);
+        // `[ 0-9]?\d` (syslog_head checked it): one digit, or a space or digit and a digit
+        let d = |b: u8| (b - b'0') as i64;
+        let day = if slen == 14 { d(line[4]) } else if line[4] == b' ' { d(line[5]) } else { d(line[4]) * 10 + d(line[5]) };
         let c = &line[slen - 8..slen];
         let clock = ((c[0] - b'0') as i64 * 10 + (c[1] - b'0') as i64) * 3600
             + ((c[3] - b'0') as i64 * 10 + (c[4] - b'0') as i64) * 60

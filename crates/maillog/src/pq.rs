@@ -1,5 +1,6 @@
 //! A minimal Parquet writer for parsed chunks: one row group per chunk, one data page (v1,
-//! PLAIN values, RLE/bit-packed definition levels) per column chunk, LZ4_RAW compressed.
+//! PLAIN values, RLE/bit-packed definition levels) per column chunk, LZ4_RAW compressed;
+//! the constant columns (file_id, item_no) as a one-entry dictionary and one RLE run.
 //! Only the columns some kept row sets are written (the DuckDB view reads the parts by
 //! name); `file_id` and `item_no` are constant columns added here. Rows listed in a
 //! chunk's `skip` (noise and quarantine lines, which land elsewhere) are left out.
@@ -8,7 +9,7 @@
 //! (~70 sparse columns), more than the parse; here the levels are the validity bitmap as
 //! it is (Parquet's bit-packed runs and Arrow's bitmaps share the LSB-first bit order).
 
-use crate::cols::{Col, Ty, COLUMNS};
+use crate::cols::{Col, Table, Ty, COLUMNS};
 use crate::Chunk;
 use std::io::Write;
 
@@ -88,6 +89,7 @@ impl Thrift {
 // Parquet enums
 const PLAIN: i32 = 0;
 const RLE: i32 = 3;
+const RLE_DICTIONARY: i32 = 8;
 const LZ4_RAW: i32 = 7;
 const OPTIONAL: i32 = 1;
 const REQUIRED: i32 = 0;
@@ -108,7 +110,23 @@ struct OutCol {
     phys: Phys,
     ty: Option<Ty>, // None: a constant column added here (file_id, item_no)
     optional: bool,
-    chunks: Vec<(i64, i64, i64, i64)>, // (offset, compressed, uncompressed, num_values)
+    chunks: Vec<ChunkMeta>,
+}
+
+/// Where a column chunk is: its dictionary page (if any), its data page, sizes with headers.
+#[derive(Clone, Copy)]
+struct ChunkMeta {
+    dict: Option<i64>,
+    data: i64,
+    compressed: i64,
+    uncompressed: i64,
+    values: i64,
+}
+
+impl ChunkMeta {
+    fn start(&self) -> i64 {
+        self.dict.unwrap_or(self.data)
+    }
 }
 
 fn phys(ty: Ty) -> Phys {
@@ -151,76 +169,123 @@ fn def_levels(col: &Col, n: usize, keep: &[usize], out: &mut Vec<u8>) {
     }
 }
 
-/// PLAIN values of the kept, non-null rows (one loop per type: this runs for every value).
-fn values(col: &Col, n: usize, keep: &[usize], out: &mut Vec<u8>) {
-    let all: Vec<usize>;
-    let rows: &[usize] = if keep.is_empty() {
-        if col.nulls == 0 && col.ty != Ty::Str {
-            let w = if col.ty == Ty::I32 { 4 } else { 8 };
-            out.extend_from_slice(&col.data[..n * w]);
-            return;
-        }
-        if col.ty == Ty::Str {
-            out.reserve(col.data.len() + 4 * (n - col.nulls));
-            let (off, data, valid) = (&col.offsets[..=n], &col.data[..], &col.valid[..]);
-            for r in 0..n {
-                if valid[r >> 3] & (1 << (r & 7)) != 0 {
-                    let (a, b) = (off[r] as usize, off[r + 1] as usize);
-                    out.extend_from_slice(&((b - a) as u32).to_le_bytes());
-                    out.extend_from_slice(&data[a..b]);
-                }
+/// Strings as PLAIN BYTE_ARRAY values (u32 length, bytes). Most values are short: they are
+/// copied in fixed 16/32/64-byte moves (reading past a value's end, never past its
+/// buffer's), not by a memcpy call per value.
+fn put_strings(t: &Table, input: &[u8], refs: impl Iterator<Item = u64> + Clone, out: &mut Vec<u8>) {
+    const SLACK: usize = 64;
+    let (bytes, n) = refs.clone().fold((0usize, 0usize), |(b, n), rf| (b + (rf & 0xffff_ffff) as usize, n + 1));
+    let start = out.len();
+    out.reserve(bytes + 4 * n + SLACK);
+    let base = out.as_mut_ptr();
+    let mut at = start;
+    for rf in refs {
+        let (src, avail) = t.locate(input, rf);
+        let len = (rf & 0xffff_ffff) as usize;
+        // SAFETY: capacity holds every value and its length plus SLACK (the widest
+        // overshoot, 64 - 1 bytes); `src` has `avail` readable bytes, checked per move
+        unsafe {
+            let d = base.add(at);
+            std::ptr::copy_nonoverlapping((len as u32).to_le_bytes().as_ptr(), d, 4);
+            let d = d.add(4);
+            if len <= 16 && avail >= 16 {
+                std::ptr::copy_nonoverlapping(src, d, 16);
+            } else if len <= 32 && avail >= 32 {
+                std::ptr::copy_nonoverlapping(src, d, 32);
+            } else if len <= 64 && avail >= 64 {
+                std::ptr::copy_nonoverlapping(src, d, 64);
+            } else {
+                std::ptr::copy_nonoverlapping(src, d, len);
             }
-            return;
         }
-        all = (0..n).collect();
-        &all
+        at += 4 + len;
+    }
+    // SAFETY: bytes start..at were all written above (overshoot beyond `at` is left out)
+    unsafe { out.set_len(at) };
+}
+
+/// Dense indices of the kept rows' values in `col` (the kept rows that are not null).
+fn kept_dense(col: &Col, n: usize, keep: &[usize]) -> Vec<usize> {
+    let mut out = Vec::with_capacity(keep.len());
+    let (mut idx, mut j) = (0usize, 0usize);
+    for r in 0..n {
+        let kept = j < keep.len() && keep[j] == r;
+        j += kept as usize;
+        if col.is_set(r) {
+            if kept {
+                out.push(idx);
+            }
+            idx += 1;
+        }
+    }
+    out
+}
+
+/// PLAIN values of the kept, non-null rows (`keep` empty: every row). The values are
+/// already dense in row order: a page is a copy (strings: length, then the bytes).
+fn values(t: &Table, input: &[u8], col: &Col, n: usize, keep: &[usize], out: &mut Vec<u8>) {
+    let sel: Vec<usize>;
+    let sel: Option<&[usize]> = if keep.is_empty() {
+        None
     } else {
-        keep
+        sel = kept_dense(col, n, keep);
+        Some(&sel)
     };
-    match col.ty {
-        Ty::Str => {
-            for &r in rows {
-                if is_set(&col.valid, r) {
-                    let (a, b) = (col.offsets[r] as usize, col.offsets[r + 1] as usize);
-                    out.extend_from_slice(&((b - a) as u32).to_le_bytes());
-                    out.extend_from_slice(&col.data[a..b]);
-                }
-            }
-        }
-        Ty::I32 => {
-            for &r in rows {
-                if is_set(&col.valid, r) {
-                    out.extend_from_slice(&col.data[r * 4..r * 4 + 4]);
-                }
-            }
-        }
-        _ => {
-            for &r in rows {
-                if is_set(&col.valid, r) {
-                    out.extend_from_slice(&col.data[r * 8..r * 8 + 8]);
-                }
+    match (col.ty, sel) {
+        (Ty::Str, None) => put_strings(t, input, col.refs.iter().copied(), out),
+        (Ty::Str, Some(sel)) => put_strings(t, input, sel.iter().map(|&i| col.refs[i]), out),
+        (_, None) => out.extend_from_slice(&col.data),
+        (_, Some(sel)) => {
+            let w = col.width();
+            for &i in sel {
+                out.extend_from_slice(&col.data[i * w..i * w + w]);
             }
         }
     }
 }
 
-fn page_header(t: &mut Thrift, uncompressed: usize, compressed: usize, num_values: usize) {
+fn page_header(t: &mut Thrift, uncompressed: usize, compressed: usize, num_values: usize, encoding: i32) {
     t.i32f(1, 0); // DATA_PAGE
     t.i32f(2, uncompressed as i32);
     t.i32f(3, compressed as i32);
     t.begin(5);
     t.i32f(1, num_values as i32);
-    t.i32f(2, PLAIN);
+    t.i32f(2, encoding);
     t.i32f(3, RLE);
     t.i32f(4, RLE);
     t.end();
     t.b.push(0); // end of PageHeader
 }
 
+fn dict_page_header(t: &mut Thrift, uncompressed: usize, compressed: usize, entries: usize) {
+    t.i32f(1, 2); // DICTIONARY_PAGE
+    t.i32f(2, uncompressed as i32);
+    t.i32f(3, compressed as i32);
+    t.begin(7);
+    t.i32f(1, entries as i32);
+    t.i32f(2, PLAIN);
+    t.end();
+    t.b.push(0); // end of PageHeader
+}
+
+/// One page (LZ4_RAW) with its header; returns (header + compressed, header + raw) sizes.
+fn put_page<W: Write>(w: &mut W, raw: &[u8], comp: &mut Vec<u8>, header: impl FnOnce(&mut Thrift, usize)) -> std::io::Result<(i64, i64)> {
+    let need = lz4_flex::block::get_maximum_output_size(raw.len());
+    if comp.len() < need {
+        comp.resize(need, 0); // grown only: no re-zeroing per column
+    }
+    let clen = lz4_flex::block::compress_into(raw, comp).map_err(std::io::Error::other)?;
+    let mut t = Thrift::new();
+    header(&mut t, clen);
+    w.write_all(&t.b)?;
+    w.write_all(&comp[..clen])?;
+    Ok(((t.b.len() + clen) as i64, (t.b.len() + raw.len()) as i64))
+}
+
 thread_local! {
     // page buffers (raw, compressed) reused across the parts a writer thread writes: fresh
     // multi-MB buffers per column cost a page fault per 4 KiB
-    static BUFS: std::cell::RefCell<(Vec<u8>, Vec<u8>)> = const { std::cell::RefCell::new((Vec::new(), Vec::new())) };
+    static BUFS: std::cell::RefCell<(Vec<Vec<u8>>, Vec<u8>)> = const { std::cell::RefCell::new((Vec::new(), Vec::new())) };
 }
 
 /// Write the kept rows of `chunks` to `path` as Parquet; returns the rows written.
@@ -229,8 +294,8 @@ thread_local! {
 pub fn write(path: &str, chunks: &[Chunk], file_id: i64, all_columns: bool) -> std::io::Result<usize> {
     BUFS.with(|b| {
         let mut b = b.borrow_mut();
-        let (raw, comp) = &mut *b;
-        write_with(path, chunks, file_id, all_columns, raw, comp)
+        let (pages, comp) = &mut *b;
+        write_with(path, chunks, file_id, all_columns, pages, comp)
     })
 }
 
@@ -239,7 +304,7 @@ fn write_with(
     chunks: &[Chunk],
     file_id: i64,
     all_columns: bool,
-    raw: &mut Vec<u8>,
+    pages: &mut Vec<Vec<u8>>,
     comp: &mut Vec<u8>,
 ) -> std::io::Result<usize> {
     // columns some kept row sets (line_no always)
@@ -287,43 +352,71 @@ fn write_with(
             continue;
         }
         let keep: &[usize] = if c.skip.is_empty() { &[] } else { &keep };
-        for (oc, &src) in cols.iter_mut().zip(idx.iter()) {
+        if pages.len() < cols.len() {
+            pages.resize_with(cols.len(), Vec::new);
+        }
+        // the pages of this row group first, then each compressed and written
+        let mut by_rows = Vec::new(); // string columns filled below, row block by row block
+        for (k, &src) in idx.iter().enumerate() {
+            let raw = &mut pages[k];
             raw.clear();
             if src == usize::MAX {
-                let v: i64 = if oc.name == "file_id" { file_id } else { 0 };
-                for _ in 0..rows {
-                    match oc.phys {
-                        Phys::I32 => raw.extend_from_slice(&(v as i32).to_le_bytes()),
-                        _ => raw.extend_from_slice(&v.to_le_bytes()),
-                    }
+                // a constant (required column): indices into a one-entry dictionary, as one
+                // RLE run (bit width 1) of index 0
+                raw.push(1);
+                let mut v = (rows as u64) << 1;
+                while v >= 0x80 {
+                    raw.push((v as u8) | 0x80);
+                    v >>= 7;
                 }
+                raw.push(v as u8);
+                raw.push(0);
             } else {
                 let col = &c.table.cols[src];
                 def_levels(col, n, keep, raw);
                 if src == LINE_NO {
-                    let rows: Vec<usize> = if keep.is_empty() { (0..n).collect() } else { keep.to_vec() };
-                    for r in rows {
-                        if is_set(&col.valid, r) {
-                            let v = i64::from_le_bytes(col.data[r * 8..r * 8 + 8].try_into().unwrap());
-                            raw.extend_from_slice(&(v as i32).to_le_bytes());
-                        }
+                    let sel: Vec<usize> = if keep.is_empty() { (0..col.count()).collect() } else { kept_dense(col, n, keep) };
+                    for i in sel {
+                        raw.extend_from_slice(&(col.fixed(i) as i32).to_le_bytes());
                     }
+                } else if col.ty == Ty::Str && keep.is_empty() {
+                    by_rows.push((k, src, 0usize));
                 } else {
-                    values(col, n, keep, raw);
+                    values(&c.table, c.input(), col, n, keep, raw);
                 }
             }
-            let need = lz4_flex::block::get_maximum_output_size(raw.len());
-            if comp.len() < need {
-                comp.resize(need, 0); // grown only: no re-zeroing per column
+        }
+        // Strings, ROWS rows at a time: the input bytes of those rows stay in cache while
+        // every column copies its values out of them (a column-by-column pass re-reads the
+        // whole chunk from memory once per column)
+        const ROWS: usize = 2048;
+        for rb in (0..n).step_by(ROWS) {
+            let re = (rb + ROWS).min(n);
+            for (k, src, cur) in by_rows.iter_mut() {
+                let col = &c.table.cols[*src];
+                let cnt = crate::cols::count_set(&col.valid, rb, re);
+                put_strings(&c.table, c.input(), col.refs[*cur..*cur + cnt].iter().copied(), &mut pages[*k]);
+                *cur += cnt;
             }
-            let clen = lz4_flex::block::compress_into(raw, comp).map_err(std::io::Error::other)?;
-            let mut t = Thrift::new();
-            page_header(&mut t, raw.len(), clen, rows);
-            w.write_all(&t.b)?;
-            w.write_all(&comp[..clen])?;
-            let size = (t.b.len() + clen) as i64;
-            oc.chunks.push((pos, size, (t.b.len() + raw.len()) as i64, rows as i64));
-            pos += size;
+        }
+        for (k, (oc, &src)) in cols.iter_mut().zip(idx.iter()).enumerate() {
+            let raw = &pages[k];
+            let (mut csize, mut usize_) = (0, 0);
+            let mut dict = None;
+            let mut encoding = PLAIN;
+            if src == usize::MAX {
+                let v: i64 = if oc.name == "file_id" { file_id } else { 0 };
+                let d = if oc.phys == Phys::I32 { (v as i32).to_le_bytes().to_vec() } else { v.to_le_bytes().to_vec() };
+                let (c, u) = put_page(&mut w, &d, comp, |t, clen| dict_page_header(t, d.len(), clen, 1))?;
+                dict = Some(pos);
+                pos += c;
+                (csize, usize_) = (c, u);
+                encoding = RLE_DICTIONARY;
+            }
+            let data = pos;
+            let (c, u) = put_page(&mut w, raw, comp, |t, clen| page_header(t, raw.len(), clen, rows, encoding))?;
+            pos += c;
+            oc.chunks.push(ChunkMeta { dict, data, compressed: csize + c, uncompressed: usize_ + u, values: rows as i64 });
         }
         rg_rows.push(rows as i64);
         total += rows;
@@ -372,24 +465,34 @@ fn write_with(
         t.list(1, T_STRUCT, cols.len());
         let (mut bytes, mut cbytes) = (0i64, 0i64);
         for oc in &cols {
-            let (off, csize, usize_, nv) = oc.chunks[g];
-            bytes += usize_;
-            cbytes += csize;
+            let m = oc.chunks[g];
+            bytes += m.uncompressed;
+            cbytes += m.compressed;
             t.begin_elem();
-            t.i64f(2, off);
+            t.i64f(2, m.start());
             t.begin(3);
             t.i32f(1, oc.phys as i32);
-            t.list(2, T_I32, 2);
-            t.zz(PLAIN as i64);
-            t.zz(RLE as i64);
+            if m.dict.is_some() {
+                t.list(2, T_I32, 3);
+                t.zz(PLAIN as i64);
+                t.zz(RLE as i64);
+                t.zz(RLE_DICTIONARY as i64);
+            } else {
+                t.list(2, T_I32, 2);
+                t.zz(PLAIN as i64);
+                t.zz(RLE as i64);
+            }
             t.list(3, T_BINARY, 1);
             t.varint(oc.name.len() as u64);
             t.b.extend_from_slice(oc.name.as_bytes());
             t.i32f(4, LZ4_RAW);
-            t.i64f(5, nv);
-            t.i64f(6, usize_);
-            t.i64f(7, csize);
-            t.i64f(9, off);
+            t.i64f(5, m.values);
+            t.i64f(6, m.uncompressed);
+            t.i64f(7, m.compressed);
+            t.i64f(9, m.data);
+            if let Some(d) = m.dict {
+                t.i64f(11, d);
+            }
             if oc.name == "file_id" {
                 // min = max = the file's id: readers skip other files' parts by statistics
                 // (incremental builds select a run's files by id)
@@ -405,7 +508,7 @@ fn write_with(
         }
         t.i64f(2, bytes);
         t.i64f(3, rows);
-        t.i64f(5, cols[0].chunks[g].0);
+        t.i64f(5, cols[0].chunks[g].start());
         t.i64f(6, cbytes);
         t.field(7, 4); // i16 ordinal
         t.zz(g as i64);

@@ -130,6 +130,11 @@ pub fn angle_opt_after<'a>(h: &'a [u8], lit: &[u8]) -> Option<&'a [u8]> {
 /// Integer cast of free text, as DuckDB's try_cast: optional spaces and sign, digits, and
 /// an optional fraction (DuckDB casts `12.` and `145.95` too, rounding half away from zero).
 pub fn to_int(x: &[u8], min: i64, max: i64) -> Option<i64> {
+    // the usual case, a plain run of digits (pid, size, port): the general path's result
+    if !x.is_empty() && x.len() <= 18 && x.iter().all(|b| b.is_ascii_digit()) {
+        let v = x.iter().fold(0i64, |a, &b| a * 10 + (b - b'0') as i64);
+        return if v >= min && v <= max { Some(v) } else { None };
+    }
     let s = trim_ascii_ws(x);
     let (neg, d) = match s.first() {
         Some(b'-') => (true, &s[1..]),
