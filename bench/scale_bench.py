@@ -1,6 +1,7 @@
 """Scale benchmark: grow an archive from samples/ and time every pipeline stage.
 
     uv run python bench/scale_bench.py --copies 32 [--keep DIR] [--skip-add]
+    uv run python bench/scale_bench.py --copies 32 --keep DIR --add-only   # one more run, timed
 
 Copy k of every sample run lands in `copy-K/<run>/` (its own experiment folder), with the
 files hardlinked and a rewritten `run.toml`: run_id `<run_id>~cK` and hostname `lab-K`, as
@@ -156,12 +157,53 @@ def mb(path: Path) -> float:
     return path.stat().st_size / 1e6 if path.exists() else 0.0
 
 
+def add_stages(work: Path, archive: Path, copies: int) -> list[Stage]:
+    """Add one more copy of the first sample run (under the next free copy number) and time
+    ingest, build, validate and publish of the grown archive, each as its own process."""
+    src = run_folders(SAMPLES)[0]
+    copy_no = copies + 1
+    while (archive / f"added-{copy_no}").exists():
+        copy_no += 1
+    folder = archive / f"added-{copy_no}" / src.name
+    copy_run(src, folder, copy_no)
+    env = {**os.environ, "MTABENCH_DATA": str(work / "data")}
+    env.pop("MTABENCH_DB", None)
+    env.pop("MTABENCH_SERVING_DB", None)
+    cli = [sys.executable, "-m", "mtabench.cli"]
+    add = [
+        timed(f"add:{name}", [*cli, *argv], env, work / "stages.log")
+        for name, argv in (
+            ("ingest", ["ingest", str(archive)]),
+            ("build", ["build"]),
+            ("validate", ["validate"]),
+            ("publish", ["publish"]),
+        )
+    ]
+    total = sum(s.wall_s for s in add)
+    print(f"adding one run end to end (ingest, build, validate, publish): {total:.1f} s")
+    return add
+
+
+def add_one(work: Path, archive: Path, copies: int) -> int:
+    add = add_stages(work, archive, copies)
+    return 1 if any(s.exit_code for s in add) else 0
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--copies", type=int, default=2)
     ap.add_argument("--keep", type=Path, help="work folder to use and keep (default: a temp folder, removed)")
     ap.add_argument("--skip-add", action="store_true", help="skip the add-one-run measurement")
+    ap.add_argument(
+        "--add-only",
+        action="store_true",
+        help="with --keep DIR of an earlier run: only add one more run to its archive and time that",
+    )
     args = ap.parse_args(argv)
+    if args.add_only:
+        if not args.keep or not (args.keep / "data" / "mtabench.duckdb").exists():
+            ap.error("--add-only needs --keep DIR holding an archive built before")
+        return add_one(args.keep, args.keep / "archive", args.copies)
 
     work = args.keep or Path(tempfile.mkdtemp(prefix="mtabench-scale-"))
     archive, data, log = work / "archive", work / "data", work / "stages.log"
@@ -220,20 +262,7 @@ def main(argv: list[str] | None = None) -> int:
         print("deleting a changed file's rows: " + ", ".join(f"{k} {v:.1f} ms" for k, v in costs.items()))
 
     if not args.skip_add:
-        src = run_folders(SAMPLES)[0]
-        copy_run(src, archive / "added" / src.name, args.copies + 1)
-        add = [
-            timed(f"add:{name}", [*cli, *argv], env, log)
-            for name, argv in (
-                ("ingest", ["ingest", str(archive)]),
-                ("build", ["build"]),
-                ("validate", ["validate"]),
-                ("publish", ["publish"]),
-            )
-        ]
-        total = sum(s.wall_s for s in add)
-        print(f"adding one run end to end (ingest, build, validate, publish): {total:.1f} s")
-        stages += add
+        stages += add_stages(work, archive, args.copies)
 
     if serving_db.exists():
         print("dashboard dataset queries on the serving file (median of 5):")

@@ -17,8 +17,20 @@ from ingest.accounting import landed_lines_sql
 @dataclass(frozen=True)
 class Check:
     name: str  # asset name in GX and in messages
-    sql: str
+    sql: str  # may hold `{files}`: where a file_id predicate goes (see `scoped`)
     expectations: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
+    # Per-run checks (README "Incremental builds"): each row belongs to one run (`run_id`,
+    # a folder's run or its `#n` runs) or one landed file (`file_id`) and every expectation
+    # judges rows within it, so validate may check only the runs that changed. None: every row.
+    per_run: str | None = None
+
+    def scoped(self, predicate: str = "true") -> str:
+        """The check's query over the rows `predicate` keeps (a predicate on `per_run`)."""
+        if "{files}" in self.sql:
+            return self.sql.replace("{files}", predicate)
+        if predicate == "true":
+            return self.sql
+        return f"select * from ({self.sql}) as checked where {predicate}"
 
 
 MAX_MONITOR_LEAD_MINUTES = 15
@@ -73,16 +85,18 @@ LANDING: list[Check] = [
                 {"column": "unaccounted_lines", "min_value": 0, "max_value": 0},
             ),
         ],
+        per_run="file_id",
     ),
     # nothing lost, proven from the landed rows: per loaded file, the distinct line numbers
     # across every landing table, raw.noise and raw.quarantine are exactly 1..lines_total
     Check(
         "raw_line_accounting",
-        landed_lines_sql(),
+        landed_lines_sql("{files}"),
         [
             ("ExpectColumnValuesToBeBetween", {"column": "lost_lines", "min_value": 0, "max_value": 0}),
             ("ExpectColumnValuesToBeBetween", {"column": "lines_beyond_end", "min_value": 0, "max_value": 0}),
         ],
+        per_run="file_id",
     ),
     Check(
         "raw_runs",
@@ -104,6 +118,7 @@ LANDING: list[Check] = [
             ("ExpectColumnValuesToBeBetween", {"column": "clock_minute", "min_value": 0, "max_value": 1439}),
             ("ExpectCompoundColumnsToBeUnique", {"column_list": ["file_id", "segment", "row_seq"]}),
         ],
+        per_run="file_id",
     ),
 ]
 
@@ -157,6 +172,7 @@ MARTS: list[Check] = [
                 },
             ),
         ],
+        per_run="run_id",
     ),
     Check(
         "minutes",
@@ -190,6 +206,7 @@ MARTS: list[Check] = [
             ("ExpectCompoundColumnsToBeUnique", {"column_list": ["run_id", "minute_offset"]}),
             ("ExpectColumnValuesToNotBeNull", {"column": "minute_at"}),
         ],
+        per_run="run_id",
     ),
     Check(
         "events",
@@ -200,6 +217,7 @@ MARTS: list[Check] = [
             ("ExpectColumnValuesToNotBeNull", {"column": "line_no"}),
             ("ExpectColumnValuesToBeBetween", {"column": "smtp_code", "min_value": 200, "max_value": 599}),
         ],
+        per_run="run_id",
     ),
     Check(
         "daily_capacity",
@@ -242,6 +260,7 @@ MARTS: list[Check] = [
                 for c in ("mean_outside_ci", "median_outside_ci")
             ],
         ],
+        per_run="run_id",
     ),
     Check(
         "saturation_events",
@@ -258,6 +277,7 @@ MARTS: list[Check] = [
             *_nonneg("level_after", "smtp_errors", "start_minute_offset"),
             ("ExpectColumnValuesToBeBetween", {"column": "cpu_busy_pct", "min_value": 0, "max_value": 100}),
         ],
+        per_run="run_id",
     ),
     Check(
         "error_bursts",
@@ -267,6 +287,7 @@ MARTS: list[Check] = [
             # a burst is consecutive error minutes: its span equals its minute count
             ("ExpectColumnValuesToBeBetween", {"column": "gap_minutes", "min_value": 0, "max_value": 0}),
         ],
+        per_run="run_id",
     ),
 ]
 
@@ -281,6 +302,7 @@ MARTS += [
             ],
             ("ExpectCompoundColumnsToBeUnique", {"column_list": ["run_id", "minute_at"]}),
         ],
+        per_run="run_id",
     ),
     Check(
         "comparisons",
@@ -325,6 +347,7 @@ MARTS += [
                 "size",
             ),
         ],
+        per_run="run_id",
     ),
     Check(
         "runs_mail",
@@ -342,6 +365,7 @@ MARTS += [
                 "queue_growth_per_min",
             ),
         ],
+        per_run="run_id",
     ),
 ]
 

@@ -10,11 +10,13 @@ from __future__ import annotations
 from ingest.landing import bulk_tables, per_file_tables
 
 
-def landed_lines_sql() -> str:
-    """One row per loaded file: lines_total, landed_lines, min/max line and lost_lines."""
+def landed_lines_sql(files: str = "true") -> str:
+    """One row per loaded file: lines_total, landed_lines, min/max line and lost_lines.
+    `files`: a predicate on file_id, put into every branch (DuckDB does not push a filter on
+    the result down through the union and aggregate), so checking a few files reads only theirs."""
     tables = [*per_file_tables(), *bulk_tables()]
     union = "\n        union ".join(
-        f"select file_id, line_no from raw.{t} where line_no is not null" for t in tables
+        f"select file_id, line_no from raw.{t} where line_no is not null and ({files})" for t in tables
     )
     return f"""
     with landed as (
@@ -37,5 +39,5 @@ def landed_lines_sql() -> str:
         coalesce(p.last_line, 0) - f.lines_total as lines_beyond_end
     from raw.files f
     left join per_file p using (file_id)
-    where f.status = 'loaded' and f.format <> 'manifest'
+    where f.status = 'loaded' and f.format <> 'manifest' and ({files})
     """

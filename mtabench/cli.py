@@ -147,8 +147,11 @@ def cmd_validate(args, paths: Paths) -> int:
     from mtabench.validate import validate
 
     _progress("validate (Great Expectations)")
+    # per-run checks read only the runs not validated yet at their current state (README
+    # "Scale"); --all-runs, or a --full-refresh run, reads every run
+    every = getattr(args, "all_runs", False) or getattr(args, "full_refresh", False)
     with warnings_and_logging_to(paths.log_dir / "validate.log") as log:
-        docs = validate(paths.db, paths.gx_dir, suites=args.suite or None)
+        docs = validate(paths.db, paths.gx_dir, suites=args.suite or None, changed_only=not every)
     _progress(f"  all expectations met; Data Docs: {docs}; log: {log}")
     return 0
 
@@ -270,6 +273,8 @@ def build_parser() -> argparse.ArgumentParser:
     )
     full_refresh_help = "rebuild every run's rows (default: per-run models rebuild new and changed runs only)"
     run.add_argument("--full-refresh", action="store_true", help=full_refresh_help)
+    all_runs_help = "validate every run (default: per-run checks read only runs not validated at their state)"
+    run.add_argument("--all-runs", action="store_true", help=all_runs_help)
     ing = add("ingest", cmd_ingest, "parse an archive into the raw landing tables", archive=True)
     ing.add_argument("--run", action="append", metavar="RUN_KEY", help="only this run (repeatable; see scan)")
     ing.add_argument(
@@ -287,6 +292,7 @@ def build_parser() -> argparse.ArgumentParser:
     add("docs", cmd_docs, "dbt docs generate")
     v = add("validate", cmd_validate, "run the Great Expectations suites")
     v.add_argument("--suite", action="append", choices=["landing", "marts"])
+    v.add_argument("--all-runs", action="store_true", help=all_runs_help)
     cmp_ = add("compare", cmd_compare, "ministat-style comparison of runs (full-minute throughput) or series")
     cmp_.add_argument("sets", nargs="+", metavar="SET", help="run_id, sample series name, or file of numbers")
     cmp_.add_argument(

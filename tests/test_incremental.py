@@ -24,6 +24,8 @@ PER_RUN = [
     "intermediate.int_maillog__minutes",
     "intermediate.int_mailbox__minutes",
     "main.messages",
+    "main.minutes",
+    "main.events",
 ]
 
 

@@ -12,16 +12,18 @@
   the columns (sync_all_columns); a code change rebuilds every run anyway.
 
   Use: {{ config(**per_run_config()) }} at the top of the model, and
-  `where {{ per_run_only('run_id') }}` on each input it reads rows from.
+  `where {{ per_run_only('run_id') }}` on each input it reads rows from. A model whose rows
+  carry a folder's `#n` runs (postal output holding several runs) uses
+  per_run_config(folders=true) and per_run_folders_only / per_run_ids_only (below).
 #}
 
-{% macro per_run_config() %}
+{% macro per_run_config(folders=false) %}
     {% if target.type == 'duckdb' %}
         {{ return({
             'materialized': 'incremental',
             'incremental_strategy': 'append',
             'on_schema_change': 'sync_all_columns',
-            'pre_hook': ["{{ per_run_delete_stale() }}"],
+            'pre_hook': ["{{ per_run_folders_delete_stale() }}" if folders else "{{ per_run_delete_stale() }}"],
             'post_hook': ["{{ per_run_forget() }}", "{{ per_run_record() }}"],
         }) }}
     {% endif %}
@@ -116,4 +118,65 @@
 {% macro per_run_record() %}
     insert into per_run_state.builds (model, run_id, fingerprint)
     select '{{ this.identifier }}', run_id, fingerprint from ({{ per_run_current() }}) as cur
+{% endmacro %}
+
+{#
+  Folder variants, for models whose rows carry a folder's `#n` run ids (a postal output holding
+  several runs, int_postal__segment_runs): a folder's runs are rebuilt together. The
+  fingerprint's run_id is the folder's first run (int_folder_runs); `split_part(run_id, '#', 1)`
+  names the folder on both sides, so a run id with a '#' of its own only groups folders
+  together (they are then rebuilt together, never half).
+#}
+
+{# the folders this model holds up to date: every run of theirs built with its fingerprint #}
+{% macro per_run_folders_fresh() -%}
+    select split_part(cur.run_id, '#', 1) as folder
+    from ({{ per_run_current() }}) as cur
+    left join per_run_state.builds as builds
+        on builds.model = '{{ this.identifier }}'
+        and builds.run_id = cur.run_id
+        and builds.fingerprint = cur.fingerprint
+    group by 1
+    having count(builds.run_id) = count(*)
+{%- endmacro %}
+
+{# a filter on an input whose run ids may be `#n` runs: true on a full build #}
+{% macro per_run_folders_only(column) -%}
+    {%- if is_incremental() -%}
+        split_part({{ column }}, '#', 1) not in ({{ per_run_folders_fresh() }})
+    {%- else -%}
+        true
+    {%- endif -%}
+{%- endmacro %}
+
+{#
+  the same on an input whose run ids are the fingerprint's (int_file_runs: maillog, queue,
+  vmstat ...), as literals: DuckDB skips other runs' row groups by their statistics
+#}
+{% macro per_run_ids_only(column, max_literals=2000) -%}
+    {%- if is_incremental() and execute -%}
+        {%- set sub -%}
+            select run_id from ({{ per_run_current() }}) as cur
+            where split_part(run_id, '#', 1) not in ({{ per_run_folders_fresh() }})
+        {%- endset -%}
+        {%- set ids = run_query(sub).columns[0].values() -%}
+        {%- if ids | length == 0 -%}
+            false
+        {%- elif ids | length <= max_literals -%}
+            {%- set quoted = [] -%}
+            {%- for i in ids -%}{%- do quoted.append("'" ~ (i | replace("'", "''")) ~ "'") -%}{%- endfor -%}
+            {{ column }} in ({{ quoted | join(', ') }})
+        {%- else -%}
+            {{ column }} in ({{ sub }})
+        {%- endif -%}
+    {%- else -%}
+        true
+    {%- endif -%}
+{%- endmacro %}
+
+{# pre-hook, folder variant: the rows of folders not fresh go #}
+{% macro per_run_folders_delete_stale() %}
+    {% if not is_incremental() %}{{ return('') }}{% endif %}
+    delete from {{ this }}
+    where run_id is null or split_part(run_id, '#', 1) not in ({{ per_run_folders_fresh() }})
 {% endmacro %}

@@ -1,3 +1,6 @@
+{{ config(**per_run_config(folders=true)) }}
+-- depends_on: {{ ref('int_run_fingerprints') }}
+
 -- Everything that went wrong or was worth noting, one row per source line item, with
 -- provenance (file_id, line_no). postal events have minute resolution (see
 -- int_postal__events); maillog events carry their log timestamp. The mailbox side: rabid's
@@ -8,15 +11,18 @@ with
 
 postal as (
     select * from {{ ref('int_postal__events') }}
+    where {{ per_run_folders_only('run_id') }}
 ),
 
 maillog_lines as (
     select * from {{ ref('int_maillog__lines') }}
+    where {{ per_run_ids_only('run_id') }}
 ),
 
 anchors as (
     select run_id, min({{ add_minutes('minute_at', '-minute_offset') }}) as anchor_at
     from {{ ref('minutes') }}
+    where {{ per_run_folders_only('run_id') }}
     group by run_id
 ),
 

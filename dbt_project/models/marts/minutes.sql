@@ -1,3 +1,6 @@
+{{ config(**per_run_config(folders=true)) }}
+-- depends_on: {{ ref('int_run_fingerprints') }}
+
 -- One row per run-minute: what the load generator printed for the minute (postal rows),
 -- what the MTA logged in it (maillog), and the sampled queue size. minute_at is the UTC
 -- start of the minute. Maillog-only minutes (smtp-source runs, the drain after a run)
@@ -9,22 +12,27 @@ with
 
 postal as (
     select * from {{ ref('int_postal__minutes') }}
+    where {{ per_run_folders_only('run_id') }}
 ),
 
 maillog as (
     select * from {{ ref('int_maillog__minutes') }}
+    where {{ per_run_ids_only('run_id') }}
 ),
 
 queue as (
     select * from {{ ref('int_queue__minutes') }}
+    where {{ per_run_folders_only('run_id') }}
 ),
 
 mailbox as (
     select * from {{ ref('int_mailbox__minutes') }}
+    where {{ per_run_ids_only('run_id') }}
 ),
 
 rabid as (
     select * from {{ ref('int_rabid__minutes') }}
+    where {{ per_run_folders_only('run_id') }}
 ),
 
 keys as (
@@ -46,6 +54,7 @@ folder_runs as (
     from {{ ref('int_folder_runs') }} as folder_runs
     inner join {{ ref('stg_raw__runs') }} as runs
         on folder_runs.run_key = runs.run_key
+    where {{ per_run_folders_only('folder_runs.run_id') }}
 ),
 
 -- minute 0 is the first postal row; without one, rabid's first row, else the minute the load started
