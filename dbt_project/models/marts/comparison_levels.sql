@@ -18,8 +18,7 @@ runs as (
         coalesce(label, run_id) as label,
         mta,
         -- major.minor: Postfix 2.0 on the seed's 2009 hardware is not Postfix 3.7 on a VM
-        {{ dbt.split_part('mta_version', "'.'", 1) }} || '.' || {{ dbt.split_part('mta_version', "'.'", 2) }}
-            as mta_release,
+        {{ major_minor('mta_version') }} as mta_release,
         tool
     from {{ ref('runs') }}
 ),
