@@ -138,8 +138,13 @@ def default_filtered_queries() -> dict[str, str]:
     out = {}
     for f in sorted(BOARDS.glob("*.yaml")):
         board = yaml.safe_load(f.read_text())
+        # a default run id of samples/ names copy 1 here (run ids `<id>~cK`)
         defaults = [
-            (flt["targets"][0]["column"]["name"], value, set((flt.get("scope") or {}).get("excluded") or []))
+            (
+                flt["targets"][0]["column"]["name"],
+                value + [f"{v}~c1" for v in value if isinstance(v, str)],
+                set((flt.get("scope") or {}).get("excluded") or []),
+            )
             for flt in (board.get("metadata") or {}).get("native_filter_configuration") or []
             if (value := ((flt.get("defaultDataMask") or {}).get("filterState") or {}).get("value"))
         ]
