@@ -20,7 +20,7 @@ def test_limits_default_and_follow_the_environment(monkeypatch):
     monkeypatch.delenv("MTABENCH_DUCKDB_THREADS", raising=False)
     with duckdb.connect() as con:
         apply_limits(con)
-        assert _settings(con) == ("3.7 GiB", 2)  # 4 GB (10^9 bytes) as DuckDB prints it
+        assert _settings(con) == ("953.6 MiB", 2)  # 1 GB (10^9 bytes) as DuckDB prints it
     monkeypatch.setenv("MTABENCH_DUCKDB_MEMORY_LIMIT", "1GiB")
     monkeypatch.setenv("MTABENCH_DUCKDB_THREADS", "1")
     with duckdb.connect() as con:

@@ -28,6 +28,7 @@ PARITY_MARTS = [
     "daily_capacity",
     "error_bursts",
     "comparisons",
+    "comparison_levels",
     "saturation_events",
 ]
 

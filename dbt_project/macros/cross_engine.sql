@@ -78,3 +78,18 @@
 {% macro spark__regex_int(expr, pattern) -%}
     cast(nullif(regexp_extract({{ expr }}, '{{ pattern }}', 1), '') as bigint)
 {%- endmacro %}
+
+{# major.minor of a version string ('3.7.11' -> '3.7'), null for null: DuckDB's split_part;
+   Spark's split takes a regex (dbt's split_part escapes it with backslashes, which
+   spark.sql.parser.escapedStringLiterals changes), so split on the class [.] #}
+{% macro major_minor(expr) -%}
+    {{ return(adapter.dispatch('major_minor', 'mtabench')(expr)) }}
+{%- endmacro %}
+{% macro default__major_minor(expr) -%}
+    split_part({{ expr }}, '.', 1) || '.' || split_part({{ expr }}, '.', 2)
+{%- endmacro %}
+{% macro spark__major_minor(expr) -%}
+    case when {{ expr }} is not null then
+        concat(split({{ expr }}, '[.]')[0], '.', coalesce(split({{ expr }}, '[.]')[1], ''))
+    end
+{%- endmacro %}
