@@ -256,13 +256,19 @@ def _split_arrow_block(con, file_id: int, batches: list[pa.RecordBatch], names: 
     return lines, counts["noise"], counts["quarantine"], tb.select(names)
 
 
-def land(con, file_id: int, table: str, ddl: str, blocks: Iterable[list[pa.RecordBatch]]) -> LineCounts:
+def land(
+    con, file_id: int, table: str, ddl: str, blocks: Iterable[list[pa.RecordBatch]], view: bool = True
+) -> LineCounts:
     """Write a file's batches: rows to Parquet, noise and quarantine to their tables.
 
     Each block becomes one Parquet part (`<table>-<file_id>-<tag>-<seq>.parquet`), written
     by WRITERS threads while the parser works on the next block; the view lists a file's
     parts in `seq` order, so rows keep the file's line order. The ledger rows naming the
-    parts are inserted only after every part is complete."""
+    parts are inserted only after every part is complete.
+
+    `view=False` leaves the view as it was: the caller lands many files and calls
+    `rebuild_view` once at the end. Binding the view reads the footer of every part
+    (union_by_name), so a rebuild per file made each file's landing grow with the archive."""
     d = store_dir(con)
     d.mkdir(parents=True, exist_ok=True)
     stem = f"{table}-{int(file_id)}-{uuid.uuid4().hex[:12]}"
@@ -308,5 +314,6 @@ def land(con, file_id: int, table: str, ddl: str, blocks: Iterable[list[pa.Recor
     if total and parts:
         values = ", ".join(f"({int(file_id)}, {_lit(table)}, {_lit(str(final))})" for _, final in parts)
         con.execute(f"insert into raw.parquet_files values {values}")
-    rebuild_view(con, table, ddl)
+    if view:
+        rebuild_view(con, table, ddl)
     return LineCounts(total, total - noise - quarantined, noise, quarantined)

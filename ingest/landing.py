@@ -54,6 +54,13 @@ def bulk_tables() -> dict[str, str]:
     return {t: cols for t, cols in parser_tables().items() if t in bulk}
 
 
+def refresh_views(con) -> None:
+    """Rebuild the views of the Parquet-landed tables from their ledger (after landing files
+    with `view=False`)."""
+    for table, cols in bulk_tables().items():
+        arrow_landing.rebuild_view(con, table, cols)
+
+
 def ensure_schema(con) -> None:
     con.execute("create schema if not exists raw")
     bulk = bulk_tables()
@@ -117,13 +124,16 @@ def write_ledger(con, file_id: int, ledger: Ledger, tables: dict[str, str]) -> N
     _insert(con, "quarantine", file_id, ledger.quarantine)
 
 
-def land_file(con, parser: Parser, file_id: int, source: FileSource, ctx: ParseContext) -> LineCounts:
-    """Parse one file and write its rows, noise and quarantine (inside the caller's transaction)."""
+def land_file(
+    con, parser: Parser, file_id: int, source: FileSource, ctx: ParseContext, view: bool = True
+) -> LineCounts:
+    """Parse one file and write its rows, noise and quarantine (inside the caller's transaction).
+    `view=False`: a Parquet-landed table's view is left for the caller's `refresh_views`."""
     bulk = getattr(parser, "record_batches", None)
     if bulk is not None:
         ((table, cols),) = parser.tables.items()
         blocks = bulk(source.path, source.rel_path, ctx)
-        return arrow_landing.land(con, file_id, table, f"{PROVENANCE}, {cols}", blocks)
+        return arrow_landing.land(con, file_id, table, f"{PROVENANCE}, {cols}", blocks, view=view)
     lines = list(source.lines())
     ledger = parse_guarded(parser, lines, ctx, where=source.rel_path)  # a bad line is quarantined
     write_ledger(con, file_id, ledger, parser.tables)

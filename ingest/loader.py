@@ -19,7 +19,7 @@ import duckdb
 from ingest import archive as arc
 from ingest import maillog_lines
 from ingest.detect import Detection, detect
-from ingest.landing import _insert, delete_file_rows, ensure_schema, land_file
+from ingest.landing import _insert, delete_file_rows, ensure_schema, land_file, refresh_views
 from ingest.line_guard import ParserBug, TooManyBadValues, blamed_line
 from ingest.manifest import Manifest, ManifestError, parse_manifest, utc_offset_minutes
 from ingest.parsers import PARSERS, ParseContext
@@ -135,30 +135,35 @@ def ingest_archive(
         ensure_schema(con)
         for row in con.execute("select run_id, run_key from raw.runs").fetchall():
             used_ids[row[0]] = row[1]
-        for item in arc.discover(archive, work_dir / "extracted"):
-            key = item.rel_path if isinstance(item, arc.BundleProblem) else item.run_key
-            if only is not None and key not in only:
-                continue
-            if isinstance(item, arc.BundleProblem):
-                out = _record_bundle_problem(con, item)
-                report.problems.append(out)
-                progress(f"  ! {item.rel_path}: {item.message}")
-                continue
-            run = _ingest_run(con, item, used_ids, lines_dir)
-            report.runs.append(run)
-            bad = [f for f in run.files if f.status == "error"]
-            changed = sum(f.status != "unchanged" for f in run.files)
-            progress(f"  {run.run_id}: {len(run.files)} files, {changed} (re)loaded, {len(bad)} errors")
-            for f in bad:
-                progress(f"    ! {f.path}: {f.message}")
-            for w in run.warnings:
-                if "already used" in w:  # an unreadable run.toml is listed with the file errors
-                    progress(f"    ! {w}")
-        if only is None:  # a full-archive ingest: what the archive no longer has goes
-            seen = {r.run_key for r in report.runs} | {p.path for p in report.problems}
-            report.dropped = drop_runs_not_in(con, seen)
-            for key in report.dropped:
-                progress(f"  - {key}: no longer in the archive; its rows were removed")
+        # the Parquet-landed tables' views are rebuilt once, not per file (binding a view
+        # reads every part's footer); a killed ingest leaves them to the next ensure_schema
+        try:
+            for item in arc.discover(archive, work_dir / "extracted"):
+                key = item.rel_path if isinstance(item, arc.BundleProblem) else item.run_key
+                if only is not None and key not in only:
+                    continue
+                if isinstance(item, arc.BundleProblem):
+                    out = _record_bundle_problem(con, item)
+                    report.problems.append(out)
+                    progress(f"  ! {item.rel_path}: {item.message}")
+                    continue
+                run = _ingest_run(con, item, used_ids, lines_dir)
+                report.runs.append(run)
+                bad = [f for f in run.files if f.status == "error"]
+                changed = sum(f.status != "unchanged" for f in run.files)
+                progress(f"  {run.run_id}: {len(run.files)} files, {changed} (re)loaded, {len(bad)} errors")
+                for f in bad:
+                    progress(f"    ! {f.path}: {f.message}")
+                for w in run.warnings:
+                    if "already used" in w:  # an unreadable run.toml is listed with the file errors
+                        progress(f"    ! {w}")
+            if only is None:  # a full-archive ingest: what the archive no longer has goes
+                seen = {r.run_key for r in report.runs} | {p.path for p in report.problems}
+                report.dropped = drop_runs_not_in(con, seen)
+                for key in report.dropped:
+                    progress(f"  - {key}: no longer in the archive; its rows were removed")
+        finally:
+            refresh_views(con)
     return report
 
 
@@ -271,7 +276,7 @@ def _ingest_file(con, src: FileSource, det: Detection | Exception, ctx: ParseCon
         elif fmt == "empty":
             status, msg, counts = "empty", "empty file (0 bytes): nothing to parse", (0, 0, 0, 0)
         elif parser is not None:
-            c = land_file(con, parser, fid, src, ctx)
+            c = land_file(con, parser, fid, src, ctx, view=False)  # views: once, at the end
             counts = (c.total, c.parsed, c.noise, c.quarantined)
             status, msg = "loaded", note
             if c.quarantined:
