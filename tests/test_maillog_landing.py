@@ -175,3 +175,40 @@ def test_the_crates_parquet_parts_hold_what_the_parser_returns(tmp_path, monkeyp
         ).fetchall()
         assert sorted(r[1:] for r in noise if r[0] == 1) == sorted(r[1:] for r in noise if r[0] == 2)
         assert sorted(r[1:] for r in noise if r[0] == 1) == sorted(r[1:] for r in noise if r[0] == 3)
+
+
+def test_the_loader_rebuilds_views_once_and_a_killed_ingest_is_repaired(tmp_path):
+    """The loader lands files with view=False and rebuilds the view once (binding it reads
+    every part's footer); parts committed by an ingest killed before that rebuild appear at
+    the next ensure_schema."""
+    from ingest.landing import refresh_views
+
+    db = tmp_path / "l.duckdb"
+    con = duckdb.connect(str(db))
+    ensure_schema(con)
+    paths = []
+    for fid in (7, 8):
+        p = tmp_path / f"maillog-{fid}"
+        p.write_text("\n".join(LINES) + "\n")
+        paths.append(p)
+        con.execute("begin")
+        land_file(con, MaillogParser(), fid, FileSource(p, p.name), ParseContext(year=2026), view=False)
+        con.execute("commit")
+    postfix_lines = sum(ln.count("postfix/") for p in paths for ln in p.read_text().splitlines())
+    assert postfix_lines == 4
+    assert con.execute("select count(*) from raw.maillog").fetchone()[0] == 0  # view not rebuilt yet
+    assert con.execute("select count(distinct file_id) from raw.parquet_files").fetchone()[0] == 2
+    refresh_views(con)
+    assert con.execute("select count(*) from raw.maillog").fetchone()[0] == postfix_lines
+    # a third file lands and the process dies before the loader's rebuild
+    p = tmp_path / "maillog-9"
+    p.write_text("\n".join(LINES) + "\n")
+    con.execute("begin")
+    land_file(con, MaillogParser(), 9, FileSource(p, p.name), ParseContext(year=2026), view=False)
+    con.execute("commit")
+    con.close()
+    con = duckdb.connect(str(db))
+    ensure_schema(con)  # what every ingest does first
+    rows = con.execute("select file_id, count(*) from raw.maillog group by 1 order by 1").fetchall()
+    assert rows == [(7, 2), (8, 2), (9, 2)]
+    con.close()
