@@ -85,11 +85,13 @@
   the same filter on file_id, for a model that reads a landing table (maillog: Parquet parts,
   one file each). The ids are written into the SQL as constants: DuckDB then skips the other
   files' parts by their statistics instead of reading the whole landing (4x faster at 8x).
+  folders=true: the files of the folders to rebuild (a model on per_run_config(folders=true)).
 #}
-{% macro per_run_files_only(column, max_literals=2000) -%}
+{% macro per_run_files_only(column, max_literals=2000, folders=false) -%}
     {%- if is_incremental() and execute -%}
         {%- set sub -%}
-            select file_id from {{ ref('int_file_runs') }} where {{ per_run_only('run_id') }}
+            select file_id from {{ ref('int_file_runs') }}
+            where {{ per_run_folders_only('run_id') if folders else per_run_only('run_id') }}
         {%- endset -%}
         {%- set ids = run_query(sub).columns[0].values() -%}
         {%- if ids | length == 0 -%}

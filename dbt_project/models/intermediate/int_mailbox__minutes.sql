@@ -19,7 +19,7 @@ lines as (
     select * from {{ ref('int_maillog__lines') }}
     where kind like 'mailbox%'
         and logged_at is not null
-        and {{ per_run_only('run_id') }}
+        and {{ per_run_files_only('file_id') }}
 ),
 
 classified as (

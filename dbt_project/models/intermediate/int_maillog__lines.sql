@@ -1,5 +1,4 @@
-{{ config(**per_run_config()) }}
--- depends_on: {{ ref('int_run_fingerprints') }}
+{{ config(materialized='view') }}
 
 -- Maillog lines with their run, the run's window, and what each line counts as.
 -- Counting follows pflogsumm's definitions so totals can be checked against it:
@@ -8,12 +7,14 @@
 --   delivered = `status=sent` delivery lines (per recipient), local forwards excluded
 --   deferral  = `status=deferred` lines; bounced = `status=bounced` lines
 --   rejected  = smtpd/postscreen `reject:` lines and cleanup header/body rejects
+-- A view, not a copy of the landing (issue 18, "Scale"): each per-run reader filters it with
+-- `per_run_files_only('file_id')`, whose literal file ids DuckDB pushes through the join into
+-- the Parquet scan, so an incremental build reads only the new runs' parts.
 
 with
 
 lines as (
     select * from {{ ref('stg_maillog__lines') }}
-    where {{ per_run_files_only('file_id') }}
 ),
 
 files as (

@@ -14,5 +14,5 @@ select
     max(case when is_drain_file then 1 else 0 end) = 1 as from_drain_log
 from {{ ref('int_maillog__lines') }}
 where logged_at is not null
-    and {{ per_run_only('run_id') }}
+    and {{ per_run_files_only('file_id') }}
 group by run_id, minute_at

@@ -16,7 +16,7 @@ postal as (
 
 maillog_lines as (
     select * from {{ ref('int_maillog__lines') }}
-    where {{ per_run_ids_only('run_id') }}
+    where {{ per_run_files_only('file_id', folders=true) }}
 ),
 
 anchors as (

@@ -5,12 +5,58 @@
 -- ended. A message is a queue id and its `message_instance` (Postfix reuses queue ids).
 -- Delay figures come from the last delivery line (Postfix `delays=a/b/c/d`: before the
 -- queue manager / in the queue manager / connection setup / transmission).
+--
+-- Postfix reuses short queue ids: one id can name several messages in a run. An instance is
+-- the queue id from its first line (smtpd/postscreen `client=`, pickup, cleanup) up to and
+-- including its `removed` line; the next line with that id starts the next instance. The
+-- numbering window sorts only the columns used below, not whole lines (issue 18, "Scale").
 
 with
 
+queue_lines as (
+    select
+        run_id,
+        queue_id,
+        file_id,
+        line_no,
+        logged_at,
+        kind,
+        client,
+        message_id,
+        sender,
+        size,
+        nrcpt,
+        status,
+        delay,
+        delay_before_qmgr,
+        delay_in_qmgr,
+        delay_conn_setup,
+        delay_transmission,
+        relay,
+        dsn,
+        relay_host,
+        is_received,
+        is_delivered,
+        is_deferral,
+        is_bounced,
+        is_expired
+    from {{ ref('int_maillog__lines') }}
+    where queue_id is not null
+        and {{ per_run_files_only('file_id') }}
+),
+
 lines as (
-    select * from {{ ref('int_maillog__message_lines') }}
-    where {{ per_run_only('run_id') }}
+    select
+        *,
+        1 + coalesce(
+            count(case when kind = 'removed' then 1 end) over (
+                partition by run_id, queue_id
+                order by logged_at, file_id, line_no
+                rows between unbounded preceding and 1 preceding
+            ),
+            0
+        ) as message_instance
+    from queue_lines
 ),
 
 received as (

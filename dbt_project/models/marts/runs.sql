@@ -96,35 +96,9 @@ smtp_source as (
     group by runs.run_id
 ),
 
-mail_lines as (
-    select
-        lines.*,
-        coalesce(smtp_source.load_start, folders.start_utc) as load_start,
-        coalesce(smtp_source.load_end, folders.end_utc) as load_end
-    from {{ ref('int_maillog__lines') }} as lines
-    inner join {{ ref('int_folder_runs') }} as fr on lines.run_id = fr.run_id
-    inner join folders on fr.run_key = folders.run_key
-    left join smtp_source on lines.run_id = smtp_source.run_id
-),
-
--- pflogsumm's totals over the run's maillog (the drain log kept apart), and the
--- injection/delivery balance inside the load window
+-- pflogsumm's totals per run and the load-window balance, built per run (not every line)
 mail_stats as (
-    select
-        run_id,
-        count(case when is_received and not is_drain_file then 1 end) as received,
-        count(case when is_delivered and not is_drain_file then 1 end) as delivered,
-        count(distinct case when is_deferral and not is_drain_file then queue_id end) as deferred,
-        count(case when is_bounced and not is_drain_file then 1 end) as bounced,
-        count(case when is_rejected and not is_drain_file then 1 end) as rejected,
-        count(case when is_delivered then 1 end) as delivered_incl_drain,
-        max(case when is_delivered then logged_at end) as last_delivery_at,
-        count(case when is_received and logged_at between load_start and load_end then 1 end)
-            as received_during_load,
-        count(case when is_delivered and logged_at between load_start and load_end then 1 end)
-            as delivered_during_load
-    from mail_lines
-    group by run_id
+    select * from {{ ref('int_maillog__run_stats') }}
 ),
 
 all_runs as (

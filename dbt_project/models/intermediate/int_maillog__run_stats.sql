@@ -1,0 +1,69 @@
+{{ config(**per_run_config()) }}
+-- depends_on: {{ ref('int_run_fingerprints') }}
+
+-- pflogsumm's totals over each run's maillog (the drain log kept apart), and the
+-- injection/delivery balance inside the load window: one row per run, built per run so the
+-- cross-run `runs` mart reads this instead of every line (issue 18, "Scale").
+
+with
+
+lines as (
+    select
+        run_id,
+        queue_id,
+        logged_at,
+        is_drain_file,
+        is_received,
+        is_delivered,
+        is_deferral,
+        is_bounced,
+        is_rejected
+    from {{ ref('int_maillog__lines') }}
+    where {{ per_run_files_only('file_id') }}
+),
+
+folders as (
+    select * from {{ ref('stg_raw__runs') }}
+),
+
+-- smtp-source's load window, where it ran (runs.sql reads its message count)
+smtp_source as (
+    select
+        runs.run_id,
+        min(s.start_at) as load_start,
+        max(s.end_at) as load_end
+    from {{ ref('stg_smtp_source__runs') }} as s
+    inner join {{ ref('int_file_runs') }} as runs on s.file_id = runs.file_id
+    group by runs.run_id
+),
+
+mail_lines as (
+    select
+        lines.*,
+        coalesce(smtp_source.load_start, folders.start_utc) as load_start,
+        coalesce(smtp_source.load_end, folders.end_utc) as load_end
+    from lines
+    inner join {{ ref('int_folder_runs') }} as fr on lines.run_id = fr.run_id
+    inner join folders on fr.run_key = folders.run_key
+    left join smtp_source on lines.run_id = smtp_source.run_id
+),
+
+final as (
+    select
+        run_id,
+        count(case when is_received and not is_drain_file then 1 end) as received,
+        count(case when is_delivered and not is_drain_file then 1 end) as delivered,
+        count(distinct case when is_deferral and not is_drain_file then queue_id end) as deferred,
+        count(case when is_bounced and not is_drain_file then 1 end) as bounced,
+        count(case when is_rejected and not is_drain_file then 1 end) as rejected,
+        count(case when is_delivered then 1 end) as delivered_incl_drain,
+        max(case when is_delivered then logged_at end) as last_delivery_at,
+        count(case when is_received and logged_at between load_start and load_end then 1 end)
+            as received_during_load,
+        count(case when is_delivered and logged_at between load_start and load_end then 1 end)
+            as delivered_during_load
+    from mail_lines
+    group by run_id
+)
+
+select * from final
