@@ -1,5 +1,5 @@
 {{ config(**per_run_config()) }}
--- depends_on: {{ ref('int_run_fingerprints') }}
+-- depends_on: {{ ref('int_run_fingerprints') }}, {{ ref('int_file_runs') }}
 
 -- The mailbox side per run-minute, from the POP3/IMAP server's log lines (Dovecot, Courier:
 -- the maillog parser's mailbox_* kinds). A session counts in the minute it ended.

@@ -1,5 +1,5 @@
 {{ config(**per_run_config()) }}
--- depends_on: {{ ref('int_run_fingerprints') }}
+-- depends_on: {{ ref('int_run_fingerprints') }}, {{ ref('int_file_runs') }}
 
 -- Maillog counts per run-minute (all of the run's maillog files, drain included).
 

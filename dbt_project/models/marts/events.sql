@@ -1,5 +1,5 @@
 {{ config(**per_run_config(folders=true)) }}
--- depends_on: {{ ref('int_run_fingerprints') }}
+-- depends_on: {{ ref('int_run_fingerprints') }}, {{ ref('int_file_runs') }}
 
 -- Everything that went wrong or was worth noting, one row per source line item, with
 -- provenance (file_id, line_no). postal events have minute resolution (see

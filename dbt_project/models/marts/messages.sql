@@ -1,5 +1,5 @@
 {{ config(**per_run_config()) }}
--- depends_on: {{ ref('int_run_fingerprints') }}
+-- depends_on: {{ ref('int_run_fingerprints') }}, {{ ref('int_file_runs') }}
 
 -- One row per message per run: when the MTA received it, who sent it, and how its deliveries
 -- ended. A message is a queue id and its `message_instance` (Postfix reuses queue ids).
