@@ -20,9 +20,10 @@ sensor per model that reads the producer's per-node results from XCom. Changes h
    `--resource-type` flags, removed here) and still aggregates them per model into XCom
    (`<model>_tests_status`), which `ModelAndTestsSensor` reads after the model's own status.
 
-3. Less bookkeeping per task: a sensor's first poke makes three XCom reads, not Cosmos's six
-   (`ModelAndTestsSensor.poke`), and the producer skips the OpenLineage parse nothing reads
-   (`BuildProducer`); the DAG turns off Cosmos's incremental XCom backup to a Variable.
+3. Less bookkeeping per task: a sensor makes three XCom reads, not Cosmos's six, and stores
+   its rendered fields once, not twice (`ModelAndTestsSensor`); the producer skips the
+   OpenLineage parse nothing reads (`BuildProducer`); the DAG turns off Cosmos's incremental
+   XCom backup to a Variable.
 
 A sensor ends on its first poke and never retries on its own (a failed node fails again); when
 cleared in the UI it reruns its node alone (Cosmos's fallback), here `dbt build --select
@@ -37,6 +38,7 @@ from typing import Any
 from airflow.sdk.exceptions import AirflowException, AirflowSkipException
 from cosmos.operators._watcher.aggregation import get_tests_status_xcom_key
 from cosmos.operators._watcher.state import (
+    get_compiled_sql_xcom_key,
     get_xcom_val,
     is_dbt_node_status_skipped,
     is_dbt_node_status_success,
@@ -49,14 +51,24 @@ SENSOR_TIMEOUT_S = 300  # the build has ended when a sensor starts: its first po
 class ModelAndTestsSensor(DbtRunWatcherOperator):
     """Cosmos's model sensor, failing also when one of the model's tests failed in the build.
 
-    Its first poke reads what it needs and no more: the model's status, its compiled SQL (the
-    task's rendered template) and its tests' aggregated status, three XCom reads. Cosmos's poke
-    also reads the producer's state, its start-up events and the node's dbt event, each an
-    Execution API call (~5-10 ms in process, more under load) for every one of ~45 sensors; it
-    still decides when the producer reported nothing for the model, and on a cleared sensor."""
+    A first try reads what it needs and no more: the model's compiled SQL (a rendered field,
+    stored once at the start), its status and its tests' aggregated status, three XCom reads.
+    Cosmos's poke also reads the producer's state, its start-up events and the node's dbt event,
+    and stores the rendered fields a second time: each an Execution API call (~5-40 ms in
+    process, more under load) for every one of ~45 sensors. Cosmos's poke still decides when the
+    producer reported nothing for the model, and on a cleared sensor."""
 
     base_cmd = ["build"]  # a cleared sensor's fallback: `dbt build --select <model>` (and its tests)
     test_ids: tuple[str, ...] = ()  # the model's dbt tests (unique ids), from the producer
+
+    def render_template_fields(self, context: Any, jinja_env: Any = None) -> None:
+        """The model's compiled SQL, from the ended build, in the rendered fields Airflow stores
+        at the task's start (Cosmos sets it during the poke, which stores them all once more)."""
+        super().render_template_fields(context, jinja_env)  # compiled SQL is not a Jinja template
+        ti = context.get("ti")
+        if ti is not None and ti.try_number == 1:
+            key = get_compiled_sql_xcom_key(self.model_unique_id)
+            self.compiled_sql = get_xcom_val(ti, self.producer_task_id, key) or self.compiled_sql
 
     def poke(self, context: Any) -> bool:
         ti = context["ti"]
@@ -65,7 +77,6 @@ class ModelAndTestsSensor(DbtRunWatcherOperator):
         status = self._get_node_status(ti, context)
         if status is None:  # no result for the model: Cosmos asks the producer's state
             return super().poke(context)
-        self._cache_compiled_sql(ti, context)
         what = f"Model '{self.model_unique_id}'"
         if is_dbt_node_status_skipped(status):
             raise AirflowSkipException(f"{what} was skipped by the dbt command.")
