@@ -28,8 +28,14 @@ def cmd_ingest(args, paths: Paths) -> int:
     if not archive.is_dir():
         print(f"archive {archive} is not a folder", file=sys.stderr)
         return 2
-    _progress(f"ingest {archive} -> {paths.db}")
     only = set(args.run) if getattr(args, "run", None) else None
+    if getattr(args, "new", False):  # the Airflow task: scan and ingest in one process
+        found = _scan_for_ingest(archive, paths, as_json=getattr(args, "json", False))
+        only = found if only is None else found & only
+        if not only:  # nothing new: the landing DB is not even opened for writing
+            _progress("nothing new, changed or newly broken to ingest")
+            return 0
+    _progress(f"ingest {archive} -> {paths.db}")
     parquet = getattr(args, "parquet", False) or getattr(args, "engine", "duckdb") == "spark"
     log = paths.log_dir / "ingest.log"
     # per-run lines go to the log; errors and warnings (lines with '!') also to the terminal
@@ -84,6 +90,19 @@ def cmd_ingest(args, paths: Paths) -> int:
 
         export(paths, progress=_progress)
     return 0
+
+
+def _scan_for_ingest(archive: Path, paths: Paths, as_json: bool) -> set[str]:
+    """The archive's new, changed and newly broken runs (what `scan` lists), printed per run."""
+    from ingest.loader import scan_archive
+
+    scans = scan_archive(archive, paths.db, paths.work_dir)
+    for s in scans:
+        if as_json:
+            print(json.dumps({"scan": s.state, "run_key": s.run_key, "message": s.message}), flush=True)
+        else:
+            print(f"{s.state:9}  {s.run_key}" + (f"  ({s.message})" if s.message else ""), flush=True)
+    return {s.run_key for s in scans if s.state in ("new", "changed", "error")}
 
 
 def cmd_scan(args, paths: Paths) -> int:
@@ -283,6 +302,9 @@ def build_parser() -> argparse.ArgumentParser:
         help="also write the Parquet landing ($MTABENCH_LANDING or data/landing)",
     )
     ing.add_argument("--json", action="store_true", help="one JSON object per ingested run on stdout")
+    ing.add_argument(
+        "--new", action="store_true", help="scan first; ingest only new, changed or newly broken runs"
+    )
     sc = add("scan", cmd_scan, "list the archive's runs as new / changed / unchanged / error", archive=True)
     sc.add_argument("--json", action="store_true", help="one JSON object per run")
     pub = add("publish", cmd_publish, "copy the DuckDB file atomically to the serving path")

@@ -39,6 +39,9 @@ _mtabench_airflow_export() {
     export AIRFLOW__CORE__DAGBAG_IMPORT_TIMEOUT=180
     export AIRFLOW__DAG_PROCESSOR__DAG_FILE_PROCESSOR_TIMEOUT=240
     export AIRFLOW__COSMOS__ENABLE_TELEMETRY=False
+    # the watcher producer's XCom backup: kept in memory, written to a Variable only on failure
+    # (Cosmos's default rewrites the whole, growing backup at every push: ~140 per build)
+    export AIRFLOW__COSMOS__ENABLE_WATCHER_RELIABLE_RETRY=False
     export AIRFLOW__CORE__ANALYTICS_ENABLED=False
     export SCARF_ANALYTICS=false
     export DBT_SEND_ANONYMOUS_USAGE_STATS=false

@@ -197,13 +197,18 @@ def test_corrupt_bundle_recorded_and_rest_published(pipeline):
 
 
 def test_rescan_finds_nothing_and_short_circuits(pipeline):
-    before = sha(pipeline["serving"])
+    before, landing = sha(pipeline["serving"]), pipeline["data"] / "mtabench.duckdb"
+    landed = (sha(landing), landing.stat().st_mtime_ns)
     rc, out = dags_test(pipeline["env"], "mtabench_inbox", pipeline["root"] / "dags-test-2.log")
     assert rc == 0, out[-4000:]
     states = task_states(pipeline["env"], "mtabench_inbox")
-    assert states["scan"][0] == "success" and states["anything_to_do"][0] == "success"
+    assert states["ingest"][0] == "skipped"  # it scanned: every run unchanged, nothing unpublished
+    runs = sum(1 for folder in ("runs", "seed000") for _ in (SAMPLES / folder).iterdir())
+    assert out.count("unchanged ") >= runs, out[-4000:]  # a log line per scanned run
+    assert states["dbt.dbt_producer_watcher"][0] == "skipped"
     assert states["publish"][0] == "skipped"
     assert sha(pipeline["serving"]) == before
+    assert (sha(landing), landing.stat().st_mtime_ns) == landed, "a scan that found nothing wrote the landing"
 
 
 def test_downstream_dag_reads_serving_file(pipeline):

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
+import os
+import shutil
 import subprocess
 import sys
 
@@ -40,3 +43,44 @@ def test_dbt_docs_generate(built_db, data_dir):
     assert main(["docs", "--db", str(built_db)]) == 0
     catalog = json.loads((data_dir / "dbt_target" / "catalog.json").read_text())
     assert "model.mtabench.runs" in catalog["nodes"]
+
+
+def _ingest_new(archive, data) -> tuple[dict[str, str], dict[str, dict], str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MTABENCH")} | {"MTABENCH_DATA": str(data)}
+    out = subprocess.run(
+        [*MTABENCH, "ingest", str(archive), "--new", "--json"],
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    objs = [json.loads(line) for line in out.splitlines() if line.startswith("{")]
+    scans = {o["run_key"]: o["scan"] for o in objs if "scan" in o}
+    return scans, {o["run_key"]: o for o in objs if "scan" not in o}, out
+
+
+def test_ingest_new_scans_then_ingests_only_what_is_new(tmp_path):
+    """`ingest --new` (the Airflow DAG's one ingest task): a scan line per run, then an outcome
+    per new run only; with nothing new it only scans, and the landing DB stays as it was."""
+    archive, data = tmp_path / "archive", tmp_path / "data"
+    shutil.copytree(SAMPLES / "runs/d-errors-rcpt-rejects", archive / "d")
+    shutil.copytree(SAMPLES / "runs/e-smtp-source-s5", archive / "e")
+    files = {p.name: sum(1 for f in p.iterdir() if f.is_file()) for p in archive.iterdir()}
+
+    scans, outcomes, _ = _ingest_new(archive, data)
+    assert scans == {"d": "new", "e": "new"}
+    assert {k: (o["files"], o["loaded"], o["errors"]) for k, o in outcomes.items()} == {
+        k: (n, n, []) for k, n in files.items()
+    }
+
+    shutil.copytree(SAMPLES / "runs/h-rabid-alone", archive / "h")
+    scans, outcomes, _ = _ingest_new(archive, data)
+    assert scans == {"d": "unchanged", "e": "unchanged", "h": "new"}
+    assert set(outcomes) == {"h"}
+
+    db = data / "mtabench.duckdb"
+    landed = (hashlib.sha256(db.read_bytes()).hexdigest(), db.stat().st_mtime_ns)
+    scans, outcomes, out = _ingest_new(archive, data)
+    assert set(scans.values()) == {"unchanged"} and not outcomes
+    assert "nothing new" in out
+    assert (hashlib.sha256(db.read_bytes()).hexdigest(), db.stat().st_mtime_ns) == landed

@@ -96,7 +96,7 @@ def test_dag_ingest_task_logs_the_renamed_run(tmp_path, caplog):
     env = {"MTABENCH_INBOX": str(inbox), "MTABENCH_DATA": str(tmp_path / "data")}
     settings = at.Settings.from_env(env)
     with caplog.at_level(logging.INFO, logger=at.log.name):
-        outcomes = at.ingest_runs(settings, at.scan(settings))  # the DAG's ingest task: one process
+        outcomes = at.ingest_new(settings)  # the DAG's ingest task: scan and ingest, one process
     warnings = [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING]
     assert any(
         re.search(r"seed000-s11-elvtune@[0-9a-f]{6}: run_id 'seed000-s11-elvtune' already used", w)
