@@ -93,16 +93,29 @@
             select file_id from {{ ref('int_file_runs') }}
             where {{ per_run_folders_only('run_id') if folders else per_run_only('run_id') }}
         {%- endset -%}
-        {%- set ids = run_query(sub).columns[0].values() -%}
-        {%- if ids | length == 0 -%}
-            false
-        {%- elif ids | length <= max_literals -%}
-            {{ column }} in ({{ ids | join(', ') }})
-        {%- else -%}
-            {{ column }} in ({{ sub }})
-        {%- endif -%}
+        {{ per_run_in_list(column, sub, quote=false, max_literals=max_literals) }}
     {%- else -%}
         true
+    {%- endif -%}
+{%- endmacro %}
+
+{#
+  `column in (...)` over the ids `sub` selects: written as literals (quoted when `quote`) up to
+  `max_literals` of them, so DuckDB skips other files' or runs' row groups by their statistics;
+  beyond that the subquery itself; `false` when there are none
+#}
+{% macro per_run_in_list(column, sub, quote, max_literals=2000) -%}
+    {%- set ids = run_query(sub).columns[0].values() -%}
+    {%- if ids | length == 0 -%}
+        false
+    {%- elif ids | length <= max_literals -%}
+        {%- set literals = [] -%}
+        {%- for i in ids -%}
+            {%- do literals.append("'" ~ (i | replace("'", "''")) ~ "'" if quote else i) -%}
+        {%- endfor -%}
+        {{ column }} in ({{ literals | join(', ') }})
+    {%- else -%}
+        {{ column }} in ({{ sub }})
     {%- endif -%}
 {%- endmacro %}
 
@@ -161,16 +174,7 @@
             select run_id from ({{ per_run_current() }}) as cur
             where split_part(run_id, '#', 1) not in ({{ per_run_folders_fresh() }})
         {%- endset -%}
-        {%- set ids = run_query(sub).columns[0].values() -%}
-        {%- if ids | length == 0 -%}
-            false
-        {%- elif ids | length <= max_literals -%}
-            {%- set quoted = [] -%}
-            {%- for i in ids -%}{%- do quoted.append("'" ~ (i | replace("'", "''")) ~ "'") -%}{%- endfor -%}
-            {{ column }} in ({{ quoted | join(', ') }})
-        {%- else -%}
-            {{ column }} in ({{ sub }})
-        {%- endif -%}
+        {{ per_run_in_list(column, sub, quote=true, max_literals=max_literals) }}
     {%- else -%}
         true
     {%- endif -%}

@@ -4,18 +4,21 @@
   minute_at is the UTC start of the minute a row covers: postal labels a row with the clock at
   the END of its interval. `side_columns`: the counters only that side prints (postal's SSL
   connections, rabid's IMAP connections).
+  Per run folder incremental on DuckDB (the caller's per_run_config(folders=true)).
 #}
 {% macro postal_family_minutes(side, side_columns) %}
 with
-
-postal_rows as (
-    select * from {{ ref('stg_postal__rows') }}
-),
 
 segment_runs as (
     select * from {{ ref('int_postal__segment_runs') }}
     where not is_detached_stderr
         and side = '{{ side }}'
+        and {{ per_run_folders_only('run_id') }}
+),
+
+postal_rows as (
+    select * from {{ ref('stg_postal__rows') }}
+    where file_id in (select file_id from segment_runs)
 ),
 
 final as (

@@ -1,3 +1,6 @@
+{{ config(**per_run_config(folders=true)) }}
+-- depends_on: {{ ref('int_run_fingerprints') }}
+
 -- postal's stderr events, placed in minutes.
 -- postal prints an error before the row of the minute it happened in, so an event
 -- takes the minute of the row it precedes; events after the last row fall in the
@@ -5,16 +8,19 @@
 
 with
 
+segment_runs as (
+    select * from {{ ref('int_postal__segment_runs') }}
+    where {{ per_run_folders_only('run_id') }}
+),
+
 postal_events as (
     select * from {{ ref('stg_postal__events') }}
+    where file_id in (select file_id from segment_runs)
 ),
 
 postal_rows as (
     select * from {{ ref('stg_postal__rows') }}
-),
-
-segment_runs as (
-    select * from {{ ref('int_postal__segment_runs') }}
+    where file_id in (select file_id from segment_runs)
 ),
 
 segment_span as (

@@ -1,3 +1,6 @@
+{{ config(**per_run_config()) }}
+-- depends_on: {{ ref('int_run_fingerprints') }}
+
 -- The queue sampler's last sample in each run-minute (queue.txt).
 
 with
@@ -18,6 +21,7 @@ samples as (
     from {{ ref('stg_queue__samples') }} as q
     inner join {{ ref('int_file_runs') }} as runs
         on q.file_id = runs.file_id
+    where {{ per_run_files_only('q.file_id') }}
 )
 
 select

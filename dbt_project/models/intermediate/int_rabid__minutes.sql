@@ -1,3 +1,6 @@
+{{ config(**per_run_config(folders=true)) }}
+-- depends_on: {{ ref('int_run_fingerprints') }}
+
 -- One row per printed rabid per-minute row: the mailbox side's client (rabid, from the same
 -- package as postal, drains the mailboxes over POP, and IMAP with -i). Same clock rules as
 -- postal's rows (int_postal__minutes, the same postal_family_minutes macro): minute_at is the

@@ -1,3 +1,6 @@
+{{ config(**per_run_config(folders=true)) }}
+-- depends_on: {{ ref('int_run_fingerprints') }}
+
 -- Saturation events: minutes where a run's full-minute rate steps down and stays down.
 -- Method (README "Saturation events"): for each full minute, the level before is the
 -- median of up to `saturation_window` full minutes before it (at least
@@ -25,6 +28,7 @@ full_minutes as (
     where has_load_row
         and not is_partial
         and messages is not null
+        and {{ per_run_folders_only('run_id') }}
 ),
 
 before as (

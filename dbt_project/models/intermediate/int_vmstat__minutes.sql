@@ -1,3 +1,6 @@
+{{ config(**per_run_config()) }}
+-- depends_on: {{ ref('int_run_fingerprints') }}
+
 -- vmstat samples averaged per run-minute; since-boot averages left out.
 
 with
@@ -12,6 +15,7 @@ samples as (
         on v.file_id = file_runs.file_id
     where not v.is_since_boot
         and v.sampled_at is not null
+        and {{ per_run_files_only('v.file_id') }}
 ),
 
 final as (

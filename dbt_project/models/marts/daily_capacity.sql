@@ -1,3 +1,6 @@
+{{ config(**per_run_config(folders=true)) }}
+-- depends_on: {{ ref('int_run_fingerprints') }}
+
 -- How many messages a day a configuration could carry at each observed rate
 -- (seed 000: 4,000/min is about 5.76 M/day). Injection rates use full minutes only.
 -- A run whose queue grew could not carry its injection rate for a day: for it the
@@ -16,7 +19,8 @@ with
 
 runs as (
     select * from {{ ref('runs') }}
-    where full_minutes > 0 or delivered_msgs_per_min is not null or sustained_retrievals_per_min is not null
+    where (full_minutes > 0 or delivered_msgs_per_min is not null or sustained_retrievals_per_min is not null)
+        and {{ per_run_folders_only('run_id') }}
 ),
 
 full_minutes as (
@@ -29,6 +33,7 @@ full_minutes as (
     where has_load_row
         and not is_partial
         and messages is not null
+        and {{ per_run_folders_only('run_id') }}
 ),
 
 moments as (

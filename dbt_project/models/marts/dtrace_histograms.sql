@@ -1,3 +1,6 @@
+{{ config(**per_run_config()) }}
+-- depends_on: {{ ref('int_run_fingerprints') }}
+
 -- DTrace quantize/lquantize/llquantize and bpftrace histogram buckets.
 
 with
@@ -21,6 +24,7 @@ final as (
     from {{ ref('stg_dtrace__histograms') }} as h
     inner join {{ ref('int_file_runs') }} as files
         on h.file_id = files.file_id
+    where {{ per_run_files_only('h.file_id') }}
 )
 
 select * from final

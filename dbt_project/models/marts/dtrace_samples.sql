@@ -1,3 +1,6 @@
+{{ config(**per_run_config()) }}
+-- depends_on: {{ ref('int_run_fingerprints') }}
+
 -- Sample series (files of one number per line, as fed to ministat), one row per value.
 -- The series is named after its file (e.g. queue-read.Priority).
 
@@ -5,6 +8,7 @@ with
 
 values_ as (
     select * from {{ ref('stg_sample_series__values') }}
+    where {{ per_run_files_only('file_id') }}
 ),
 
 files as (

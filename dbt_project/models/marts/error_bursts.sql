@@ -1,3 +1,6 @@
+{{ config(**per_run_config(folders=true)) }}
+-- depends_on: {{ ref('int_run_fingerprints') }}
+
 -- Clusters of consecutive minutes with errors; one clean (or missing) minute ends a burst.
 
 with
@@ -11,6 +14,7 @@ error_minutes as (
         minute_offset - row_number() over (partition by run_id order by minute_offset) as island
     from {{ ref('minutes') }}
     where errors > 0
+        and {{ per_run_folders_only('run_id') }}
 ),
 
 bursts as (
@@ -51,6 +55,7 @@ codes as (
     -- one source: the load generator's error lines, as `errors` counts them (the maillog's
     -- reject lines of the same attempts would count each error twice)
     where events.source = 'postal'
+        and {{ per_run_folders_only('events.run_id') }}
     group by 1, 2, 3
 ),
 

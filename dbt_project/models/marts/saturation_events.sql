@@ -1,3 +1,6 @@
+{{ config(**per_run_config(folders=true)) }}
+-- depends_on: {{ ref('int_run_fingerprints') }}
+
 -- One row per saturation event (int_saturation__events: where the full-minute rate steps
 -- down and stays down), with what the run's other sources saw in the event's first minutes
 -- (the minutes its level after is measured on): the queue, qmgr's active limit, CPU and
@@ -7,18 +10,22 @@ with
 
 events as (
     select * from {{ ref('int_saturation__events') }}
+    where {{ per_run_folders_only('run_id') }}
 ),
 
 minutes as (
     select * from {{ ref('minutes') }}
+    where {{ per_run_folders_only('run_id') }}
 ),
 
 queue as (
     select * from {{ ref('int_queue__minutes') }}
+    where {{ per_run_folders_only('run_id') }}
 ),
 
 system as (
     select * from {{ ref('system_minutes') }}
+    where {{ per_run_folders_only('run_id') }}
 ),
 
 -- one source for SMTP errors: the load generator's own error lines (the maillog's
@@ -27,10 +34,12 @@ smtp_errors as (
     select * from {{ ref('events') }}
     where smtp_code is not null
         and source = 'postal'
+        and {{ per_run_folders_only('run_id') }}
 ),
 
 runs as (
     select run_id, run_key, settings from {{ ref('runs') }}
+    where {{ per_run_folders_only('run_id') }}
 ),
 
 postconf as (
@@ -41,6 +50,7 @@ postconf as (
     inner join {{ ref('stg_raw__files') }} as files
         on p.file_id = files.file_id
     where p.name = 'qmgr_message_active_limit'
+        and files.run_key in (select run_key from runs)
     group by files.run_key
 ),
 

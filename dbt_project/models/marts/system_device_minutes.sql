@@ -1,3 +1,6 @@
+{{ config(**per_run_config()) }}
+-- depends_on: {{ ref('int_run_fingerprints') }}
+
 -- iostat -x device figures averaged per run-minute and device; since-boot report left out.
 
 with
@@ -12,6 +15,7 @@ samples as (
         on d.file_id = file_runs.file_id
     where not d.is_since_boot
         and d.sampled_at is not null
+        and {{ per_run_files_only('d.file_id') }}
 ),
 
 final as (

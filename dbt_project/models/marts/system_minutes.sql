@@ -1,3 +1,6 @@
+{{ config(**per_run_config()) }}
+-- depends_on: {{ ref('int_run_fingerprints') }}
+
 -- Per run-minute CPU, memory and I/O (vmstat) with the busiest disk (iostat) and the
 -- load generator's messages for the same minute, to plot throughput against I/O wait.
 
@@ -5,10 +8,12 @@ with
 
 vmstat as (
     select * from {{ ref('int_vmstat__minutes') }}
+    where {{ per_run_only('run_id') }}
 ),
 
 devices as (
     select * from {{ ref('system_device_minutes') }}
+    where {{ per_run_only('run_id') }}
 ),
 
 busiest as (
@@ -26,10 +31,12 @@ keys as (
 
 runs as (
     select run_id, started_at from {{ ref('runs') }}
+    where {{ per_run_only('run_id') }}
 ),
 
 minutes as (
     select run_id, minute_at, minute_offset, messages from {{ ref('minutes') }}
+    where {{ per_run_only('run_id') }}
 ),
 
 final as (
