@@ -485,3 +485,40 @@ def test_landed_rows_account_for_every_line_of_every_sample(tmp_path):
         con.execute("delete from raw.noise where file_id = ? and line_no = ?", [fid, line_no])
     with pytest.raises(ValidationFailed, match="raw_line_accounting"):
         validate(db, tmp_path / "gx", suites=["landing"])
+
+
+def test_line_accounting_in_batches_of_files_still_finds_a_lost_line(tmp_path, monkeypatch):
+    """validate runs the per-file line accounting on batches of files (bounded memory at 236x):
+    with tiny batches every file is still checked, and a lost line still fails its file."""
+    import mtabench.validate as v
+
+    monkeypatch.setattr(v, "BATCH_LINES", 500)
+    monkeypatch.setattr(v, "BATCH_FILES", 3)
+    queries: list[str] = []
+    chunks = v._chunks
+
+    def counting(con, sql):
+        if "lost_lines" in sql:
+            queries.append(sql)
+        return chunks(con, sql)
+
+    monkeypatch.setattr(v, "_chunks", counting)
+    db = tmp_path / "t.duckdb"
+    ingest_archive(SAMPLES, db, tmp_path / "work")
+    with duckdb.connect(str(db), read_only=True) as con:
+        files = con.execute("select count(*) from raw.files").fetchone()[0]
+    v.validate(db, tmp_path / "gx", suites=["landing"])
+    assert len(queries) >= files / 3  # batched: at most three files per query
+    with duckdb.connect(str(db)) as con:
+        fid, path = con.execute(
+            "select n.file_id, f.path from raw.noise n join raw.files f using (file_id) "
+            "where f.format = 'vmstat' order by f.file_id desc limit 1"
+        ).fetchone()
+        con.execute(
+            "delete from raw.noise where file_id = ? and line_no = "
+            "(select min(line_no) from raw.noise where file_id = ?)",
+            [fid, fid],
+        )
+    with pytest.raises(v.ValidationFailed, match="raw_line_accounting") as failed:
+        v.validate(db, tmp_path / "gx", suites=["landing"], changed_only=False)
+    assert str(fid) in str(failed.value) or path in str(failed.value)
