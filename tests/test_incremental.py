@@ -149,8 +149,17 @@ def test_a_macro_or_var_change_rebuilds_every_run(tmp_path, monkeypatch):
     mtabench(data, "build")
     first = fingerprints(data / "mtabench.duckdb")
     assert {m for m, _ in first} == {t.split(".")[1] for t in PER_RUN}
+    # a build file from before int_maillog__message_lines was retired: its table and state go
+    with duckdb.connect(str(data / "mtabench.duckdb")) as con:
+        con.execute("create table intermediate.int_maillog__message_lines as select 1 as x")
+        con.execute("insert into per_run_state.builds values ('int_maillog__message_lines', 'r', 'f')")
     mtabench(data, "build")  # same code: same fingerprints
     assert fingerprints(data / "mtabench.duckdb") == first
+    with duckdb.connect(str(data / "mtabench.duckdb"), read_only=True) as con:
+        left = con.execute(
+            "select count(*) from information_schema.tables where table_name = 'int_maillog__message_lines'"
+        ).fetchone()[0]
+    assert left == 0
 
     monkeypatch.setenv("MTABENCH_DBT_CODE_HASH", "a-changed-macro")
     mtabench(data, "build")

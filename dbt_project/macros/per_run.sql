@@ -41,6 +41,20 @@
     {{ return('') }}
 {% endmacro %}
 
+{# models the project no longer has: dbt never drops a removed model's table, so a build
+   file made before kept them (int_maillog__message_lines: a second copy of every queue-id
+   line, ~1 GB at 32x the samples) and their per-run state #}
+{% macro drop_retired_models() %}
+    {% if not execute or target.type != 'duckdb' %}{{ return('') }}{% endif %}
+    {% for relation in ['intermediate.int_maillog__message_lines'] %}
+        {% do run_query('drop table if exists ' ~ relation) %}
+        {% do run_query(
+            "delete from per_run_state.builds where model = '" ~ relation.split('.')[1] ~ "'"
+        ) %}
+    {% endfor %}
+    {{ return('') }}
+{% endmacro %}
+
 {# one hash of every model's and seed's code, plus the macros' and vars' hash that mtabench
    passes in MTABENCH_DBT_CODE_HASH (mtabench/dbt_code.py; dbt's graph has no macro checksums):
    a code change rebuilds every run #}
