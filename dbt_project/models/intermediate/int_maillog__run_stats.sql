@@ -26,15 +26,9 @@ folders as (
     select * from {{ ref('stg_raw__runs') }}
 ),
 
--- smtp-source's load window, where it ran (runs.sql reads its message count)
+-- smtp-source's load window, where it ran
 smtp_source as (
-    select
-        runs.run_id,
-        min(s.start_at) as load_start,
-        max(s.end_at) as load_end
-    from {{ ref('stg_smtp_source__runs') }} as s
-    inner join {{ ref('int_file_runs') }} as runs on s.file_id = runs.file_id
-    group by runs.run_id
+    select * from {{ ref('int_smtp_source__runs') }}
 ),
 
 mail_lines as (

@@ -86,14 +86,7 @@ files as (
 ),
 
 smtp_source as (
-    select
-        runs.run_id,
-        min(s.start_at) as load_start,
-        max(s.end_at) as load_end,
-        cast(sum(s.messages) as bigint) as messages
-    from {{ ref('stg_smtp_source__runs') }} as s
-    inner join {{ ref('int_file_runs') }} as runs on s.file_id = runs.file_id
-    group by runs.run_id
+    select * from {{ ref('int_smtp_source__runs') }}
 ),
 
 -- pflogsumm's totals per run and the load-window balance, built per run (not every line)
