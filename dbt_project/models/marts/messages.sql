@@ -14,9 +14,19 @@
 -- no sort of the lines (issue 18, "Scale": the window over every queue-id line spilled 19 GB
 -- at 236x the samples under the 1GB memory limit).
 
-with
-
-queue_lines as (
+{# a line's place in the run: time, then file and line (lines without a time last) #}
+{% set place %}
+    {{ struct_of([
+        ('no_time', 'logged_at is null'),
+        ('t', "coalesce(logged_at, cast('1970-01-01' as timestamp))"),
+        ('f', 'file_id'),
+        ('l', 'line_no'),
+    ]) }}
+{% endset %}
+{% set files_filter = per_run_files_only('file_id') %}
+{# the lines, written out in each branch below rather than a CTE: DuckDB materializes a CTE
+    read more than once, and this one is every queue-id line (16 GB spilled at 236x) #}
+{% set queue_lines %}
     select
         run_id,
         queue_id,
@@ -45,33 +55,31 @@ queue_lines as (
         is_expired,
         kind in ('message_id', 'qmgr_from', 'from', 'arrival') as is_header,
         kind = 'delivery' or is_expired as is_delivery_line,
-        -- a line's place in the run: time, then file and line (lines without a time last)
-        {{ struct_of([
-            ('no_time', 'logged_at is null'),
-            ('t', "coalesce(logged_at, cast('1970-01-01' as timestamp))"),
-            ('f', 'file_id'),
-            ('l', 'line_no'),
-        ]) }} as place
+        {{ place }} as place
     from {{ ref('int_maillog__lines') }}
     where queue_id is not null
-        and {{ per_run_files_only('file_id') }}
-),
+        and {{ files_filter }}
+{% endset %}
+
+with
 
 -- ids with a line after their first `removed`: more than one message
 reused_ids as (
     select
         run_id,
         queue_id
-    from queue_lines
+    from {{ ref('int_maillog__lines') }}
+    where queue_id is not null
+        and {{ files_filter }}
     group by run_id, queue_id
-    having max(place) > min(case when kind = 'removed' then place end)
+    having max({{ place }}) > min(case when kind = 'removed' then {{ place }} end)
 ),
 
 numbered as (
     select
         queue_lines.*,
         1 as message_instance
-    from queue_lines
+    from ({{ queue_lines }}) as queue_lines
     left join reused_ids
         on queue_lines.run_id = reused_ids.run_id
         and queue_lines.queue_id = reused_ids.queue_id
@@ -89,7 +97,7 @@ numbered as (
             ),
             0
         ) as message_instance
-    from queue_lines
+    from ({{ queue_lines }}) as queue_lines
     inner join reused_ids
         on queue_lines.run_id = reused_ids.run_id
         and queue_lines.queue_id = reused_ids.queue_id
