@@ -93,25 +93,3 @@
         concat(split({{ expr }}, '[.]')[0], '.', coalesce(split({{ expr }}, '[.]')[1], ''))
     end
 {%- endmacro %}
-
-{# a struct of named fields, for ordering keys and arg-max payloads: struct_of([('t', 'logged_at'), ...]) #}
-{% macro struct_of(fields) -%}
-    {{ return(adapter.dispatch('struct_of', 'mtabench')(fields)) }}
-{%- endmacro %}
-{% macro default__struct_of(fields) -%}
-    struct_pack({% for name, expr in fields %}{{ name }} := {{ expr }}{{ ", " if not loop.last }}{% endfor %})
-{%- endmacro %}
-{% macro spark__struct_of(fields) -%}
-    named_struct({% for name, expr in fields %}'{{ name }}', {{ expr }}{{ ", " if not loop.last }}{% endfor %})
-{%- endmacro %}
-
-{# the value of arg on the row with the greatest val (rows with a null val ignored) #}
-{% macro arg_max(arg, val) -%}
-    {{ return(adapter.dispatch('arg_max', 'mtabench')(arg, val)) }}
-{%- endmacro %}
-{% macro default__arg_max(arg, val) -%}
-    arg_max({{ arg }}, {{ val }})
-{%- endmacro %}
-{% macro spark__arg_max(arg, val) -%}
-    max_by({{ arg }}, {{ val }})
-{%- endmacro %}

@@ -1,5 +1,5 @@
 {{ config(**per_run_config()) }}
--- depends_on: {{ ref('int_run_fingerprints') }}
+-- depends_on: {{ ref('int_run_fingerprints') }}, {{ ref('int_file_runs') }}
 
 -- pflogsumm's totals over each run's maillog (the drain log kept apart), and the
 -- injection/delivery balance inside the load window: one row per run, built per run so the

@@ -8,25 +8,12 @@
 --
 -- Postfix reuses short queue ids: one id can name several messages in a run. An instance is
 -- the queue id from its first line (smtpd/postscreen `client=`, pickup, cleanup) up to and
--- including its `removed` line; the next line with that id starts the next instance.
--- Reuse is rare (6 of 20,000 ids in e-smtp-source-s5), so only ids with a line after their
--- first `removed` go through the numbering window; every message is then one hash aggregate,
--- no sort of the lines (issue 18, "Scale": the window over every queue-id line spilled 19 GB
--- at 236x the samples under the 1GB memory limit).
+-- including its `removed` line; the next line with that id starts the next instance. The
+-- numbering window sorts only the columns used below, not whole lines (issue 18, "Scale").
 
-{# a line's place in the run: time, then file and line (lines without a time last) #}
-{% set place %}
-    {{ struct_of([
-        ('no_time', 'logged_at is null'),
-        ('t', "coalesce(logged_at, cast('1970-01-01' as timestamp))"),
-        ('f', 'file_id'),
-        ('l', 'line_no'),
-    ]) }}
-{% endset %}
-{% set files_filter = per_run_files_only('file_id') %}
-{# the lines, written out in each branch below rather than a CTE: DuckDB materializes a CTE
-    read more than once, and this one is every queue-id line (16 GB spilled at 236x) #}
-{% set queue_lines %}
+with
+
+queue_lines as (
     select
         run_id,
         queue_id,
@@ -52,116 +39,101 @@
         is_delivered,
         is_deferral,
         is_bounced,
-        is_expired,
-        kind in ('message_id', 'qmgr_from', 'from', 'arrival') as is_header,
-        kind = 'delivery' or is_expired as is_delivery_line,
-        {{ place }} as place
+        is_expired
     from {{ ref('int_maillog__lines') }}
     where queue_id is not null
-        and {{ files_filter }}
-{% endset %}
-
-with
-
--- ids with a line after their first `removed`: more than one message
-reused_ids as (
-    select
-        run_id,
-        queue_id
-    from {{ ref('int_maillog__lines') }}
-    where queue_id is not null
-        and {{ files_filter }}
-    group by run_id, queue_id
-    having max({{ place }}) > min(case when kind = 'removed' then {{ place }} end)
+        and {{ per_run_files_only('file_id') }}
 ),
 
-numbered as (
+lines as (
     select
-        queue_lines.*,
-        1 as message_instance
-    from ({{ queue_lines }}) as queue_lines
-    left join reused_ids
-        on queue_lines.run_id = reused_ids.run_id
-        and queue_lines.queue_id = reused_ids.queue_id
-    where reused_ids.queue_id is null
-
-    union all
-
-    select
-        queue_lines.*,
+        *,
         1 + coalesce(
-            count(case when queue_lines.kind = 'removed' then 1 end) over (
-                partition by queue_lines.run_id, queue_lines.queue_id
-                order by queue_lines.place
+            count(case when kind = 'removed' then 1 end) over (
+                partition by run_id, queue_id
+                order by logged_at, file_id, line_no
                 rows between unbounded preceding and 1 preceding
             ),
             0
         ) as message_instance
-    from ({{ queue_lines }}) as queue_lines
-    inner join reused_ids
-        on queue_lines.run_id = reused_ids.run_id
-        and queue_lines.queue_id = reused_ids.queue_id
+    from queue_lines
 ),
 
-aggregated as (
+received as (
     select
         run_id,
         queue_id,
         message_instance,
-        min(case when is_received then logged_at end) as received_at,
-        max(case when is_received then client end) as client,
-        max(case when is_header then message_id end) as message_id,
-        max(case when is_header then sender end) as sender,
-        max(case when is_header then size end) as size,
-        max(case when is_header then nrcpt end) as nrcpt,
-        min(case when is_delivery_line then logged_at end) as first_delivery_at,
-        max(case when is_delivery_line then logged_at end) as last_delivery_at,
-        count(case when is_delivery_line and is_delivered then 1 end) as delivered_recipients,
-        count(case when is_delivery_line and is_deferral then 1 end) as deferrals,
-        count(case when is_delivery_line and is_bounced then 1 end) as bounced_recipients,
-        -- the last delivery line: latest time, then the first file, then the last line
-        {{ arg_max(
-            'case when is_delivery_line then ' ~ struct_of([
-                ('is_expired', 'is_expired'),
-                ('status', 'status'),
-                ('delay', 'delay'),
-                ('delay_before_qmgr', 'delay_before_qmgr'),
-                ('delay_in_qmgr', 'delay_in_qmgr'),
-                ('delay_conn_setup', 'delay_conn_setup'),
-                ('delay_transmission', 'delay_transmission'),
-                ('relay', 'relay'),
-                ('dsn', 'dsn'),
-                ('relay_host', 'relay_host'),
-            ]) ~ ' end',
-            'case when is_delivery_line then ' ~ struct_of([
-                ('has_time', 'logged_at is not null'),
-                ('t', "coalesce(logged_at, cast('1970-01-01' as timestamp))"),
-                ('f', '-1 - file_id'),
-                ('l', 'line_no'),
-            ]) ~ ' end'
-        ) }} as last_delivery
-    from numbered
+        min(logged_at) as received_at,
+        max(client) as client
+    from lines
+    where is_received
     group by run_id, queue_id, message_instance
-    -- a message is what has a received, header or delivery line (not a lone `removed`)
-    having count(case when is_received or is_header or is_delivery_line then 1 end) > 0
+),
+
+headers as (
+    select
+        run_id,
+        queue_id,
+        message_instance,
+        max(message_id) as message_id,
+        max(sender) as sender,
+        max(size) as size,
+        max(nrcpt) as nrcpt
+    from lines
+    where kind in ('message_id', 'qmgr_from', 'from', 'arrival')
+    group by run_id, queue_id, message_instance
+),
+
+deliveries as (
+    select
+        *,
+        row_number() over (
+            partition by run_id, queue_id, message_instance
+            order by logged_at desc, file_id, line_no desc
+        ) as recency
+    from lines
+    where kind = 'delivery' or is_expired
+),
+
+delivery_span as (
+    select
+        run_id,
+        queue_id,
+        message_instance,
+        min(logged_at) as first_delivery_at,
+        max(logged_at) as last_delivery_at,
+        count(case when is_delivered then 1 end) as delivered_recipients,
+        count(case when is_deferral then 1 end) as deferrals,
+        count(case when is_bounced then 1 end) as bounced_recipients
+    from deliveries
+    group by run_id, queue_id, message_instance
+),
+
+keys as (
+    select run_id, queue_id, message_instance from received
+    union
+    select run_id, queue_id, message_instance from headers
+    union
+    select run_id, queue_id, message_instance from deliveries
 ),
 
 final as (
     select
-        run_id,
-        queue_id,
-        message_instance,
-        received_at,
-        client,
-        message_id,
-        sender,
-        size,
-        nrcpt,
-        first_delivery_at,
-        last_delivery_at,
-        delivered_recipients,
-        deferrals,
-        bounced_recipients,
+        keys.run_id,
+        keys.queue_id,
+        keys.message_instance,
+        received.received_at,
+        received.client,
+        headers.message_id,
+        headers.sender,
+        headers.size,
+        headers.nrcpt,
+        delivery_span.first_delivery_at,
+        delivery_span.last_delivery_at,
+        coalesce(delivery_span.delivered_recipients, 0) as delivered_recipients,
+        coalesce(delivery_span.deferrals, 0) as deferrals,
+        coalesce(delivery_span.bounced_recipients, 0) as bounced_recipients,
         case
             when last_delivery.is_expired then 'expired'
             when last_delivery.status is not null then last_delivery.status
@@ -175,7 +147,24 @@ final as (
         last_delivery.relay,
         last_delivery.dsn,
         last_delivery.relay_host
-    from aggregated
+    from keys
+    left join received
+        on keys.run_id = received.run_id
+        and keys.queue_id = received.queue_id
+        and keys.message_instance = received.message_instance
+    left join headers
+        on keys.run_id = headers.run_id
+        and keys.queue_id = headers.queue_id
+        and keys.message_instance = headers.message_instance
+    left join delivery_span
+        on keys.run_id = delivery_span.run_id
+        and keys.queue_id = delivery_span.queue_id
+        and keys.message_instance = delivery_span.message_instance
+    left join deliveries as last_delivery
+        on keys.run_id = last_delivery.run_id
+        and keys.queue_id = last_delivery.queue_id
+        and keys.message_instance = last_delivery.message_instance
+        and last_delivery.recency = 1
 )
 
 select * from final
