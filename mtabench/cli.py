@@ -97,23 +97,25 @@ def _scan_for_ingest(archive: Path, paths: Paths, as_json: bool) -> set[str]:
     from ingest.loader import scan_archive
 
     scans = scan_archive(archive, paths.db, paths.work_dir)
+    # "scan" as the state's key: the Airflow task tells these lines from ingest's own by it
+    _print_scans(scans, as_json, state_key="scan")
+    return {s.run_key for s in scans if s.state in ("new", "changed", "error")}
+
+
+def _print_scans(scans, as_json: bool, state_key: str = "state") -> None:
+    """One line per scanned run: `state  run_key  (message)`, or a JSON object."""
     for s in scans:
         if as_json:
-            print(json.dumps({"scan": s.state, "run_key": s.run_key, "message": s.message}), flush=True)
+            print(json.dumps({state_key: s.state, "run_key": s.run_key, "message": s.message}), flush=True)
         else:
             print(f"{s.state:9}  {s.run_key}" + (f"  ({s.message})" if s.message else ""), flush=True)
-    return {s.run_key for s in scans if s.state in ("new", "changed", "error")}
 
 
 def cmd_scan(args, paths: Paths) -> int:
     from ingest.loader import scan_archive
 
     scans = scan_archive(Path(args.archive or REPO / "samples"), paths.db, paths.work_dir)
-    for s in scans:
-        if args.json:
-            print(json.dumps({"run_key": s.run_key, "state": s.state, "message": s.message}))
-        else:
-            print(f"{s.state:9}  {s.run_key}" + (f"  ({s.message})" if s.message else ""))
+    _print_scans(scans, args.json)
     return 0
 
 
