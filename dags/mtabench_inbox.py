@@ -44,7 +44,10 @@ from cosmos import DbtTaskGroup, ExecutionConfig, ProfileConfig, ProjectConfig, 
 from cosmos.constants import ExecutionMode, InvocationMode, LoadMode, TestBehavior  # noqa: E402
 
 from mtabench import airflow_tasks as at  # noqa: E402
+from mtabench.airflow_dags_test import serve_latest_api_version_only  # noqa: E402
 from mtabench.airflow_watcher import watch_after_build  # noqa: E402
+
+serve_latest_api_version_only()  # `airflow dags test` only: ~3 s less per DAG run (see module)
 
 S = at.Settings.from_env()
 LANDING = at.landing_asset(S)

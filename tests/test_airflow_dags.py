@@ -79,3 +79,34 @@ def test_one_dbt_build_and_a_sensor_per_node(env):
     assert len(sensors) == len(models) + len(seeds), sorted(sensors - {f"dbt.{m}_run" for m in models})
     # no task per test, and none builds one model on its own (the old one-dbt-process-per-node design)
     assert not [t for t in tasks if t.endswith((".test", "_test", "_model_build"))]
+
+
+def test_dags_test_builds_its_execution_api_for_the_latest_version_only(env):
+    """`airflow dags test` builds an in-process Execution API: with the DAG file's patch it
+    routes the task SDK's version alone (Airflow's other versions cost ~3 s per process), and
+    still answers it; any other command leaves Airflow's app as it is (every version)."""
+    code = (
+        "import json, sys, httpx\n"
+        "from airflow.api_fastapi.execution_api.app import InProcessExecutionAPI\n"
+        "from airflow.sdk.api.datamodels._generated import API_VERSION\n"
+        "from mtabench.airflow_dags_test import serve_latest_api_version_only\n"
+        "patched = serve_latest_api_version_only(['airflow', *sys.argv[1:]])\n"
+        "api = InProcessExecutionAPI()\n"
+        "with httpx.Client(transport=api.transport, base_url='http://in-process.invalid') as c:\n"
+        "    status = c.get('/health', headers={'Airflow-API-Version': API_VERSION}).status_code\n"
+        "print(json.dumps({'patched': patched, 'status': status, 'client': API_VERSION,\n"
+        "                  'versions': sorted(api.app.router.versioned_routers)}))\n"
+    )
+    run_env = {**env, "PYTHONPATH": str(REPO)}
+    out = {}
+    for argv in (("dags", "test", "mtabench_inbox"), ("dags", "list")):
+        proc = subprocess.run(
+            ["python", "-c", code, *argv], env=run_env, capture_output=True, text=True, timeout=300
+        )
+        assert proc.returncode == 0, proc.stderr[-4000:]
+        out[argv[1]] = json.loads(proc.stdout.splitlines()[-1])
+    test, other = out["test"], out["list"]
+    assert test["patched"] and test["status"] == 200
+    assert test["versions"] == [test["client"]]
+    assert not other["patched"] and other["status"] == 200
+    assert test["client"] in other["versions"] and len(other["versions"]) > 1
