@@ -47,6 +47,7 @@ def cmd_ingest(args, paths: Paths) -> int:
             progress=progress,
             only=only,
             lines_dir=paths.landing_dir if parquet else None,
+            trust_stat=not getattr(args, "rehash", False),
         )
     errors = report.errors
     _progress(
@@ -304,6 +305,11 @@ def build_parser() -> argparse.ArgumentParser:
         help="also write the Parquet landing ($MTABENCH_LANDING or data/landing)",
     )
     ing.add_argument("--json", action="store_true", help="one JSON object per ingested run on stdout")
+    ing.add_argument(
+        "--rehash",
+        action="store_true",
+        help="hash and sniff every file (default: a file with the size and mtime on record is not read)",
+    )
     ing.add_argument(
         "--new", action="store_true", help="scan first; ingest only new, changed or newly broken runs"
     )
