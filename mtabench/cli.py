@@ -121,10 +121,9 @@ def cmd_scan(args, paths: Paths) -> int:
 
 
 def cmd_publish(args, paths: Paths) -> int:
-    from mtabench.publish import publish
+    from mtabench.publish import publish_report
 
-    served = publish(paths.db, paths.serving_db)
-    _progress(f"published {served}")
+    _progress(publish_report(paths.db, paths.serving_db, full=getattr(args, "full", False)).summary())
     return 0
 
 
@@ -317,6 +316,11 @@ def build_parser() -> argparse.ArgumentParser:
     sc.add_argument("--json", action="store_true", help="one JSON object per run")
     pub = add("publish", cmd_publish, "copy the DuckDB file atomically to the serving path")
     pub.add_argument("--serving-db", "--serving", dest="serving_db", help=SERVING_HELP)
+    pub.add_argument(
+        "--full",
+        action="store_true",
+        help="write every table anew (default: update a copy of the previous serving file)",
+    )
     bld = add("build", cmd_build, "dbt build (staging models, marts, tests)")
     bld.add_argument("--full-refresh", action="store_true", help=full_refresh_help)
     add("docs", cmd_docs, "dbt docs generate")
