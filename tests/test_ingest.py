@@ -15,7 +15,7 @@ import pytest
 from conftest import SAMPLES, raw_line_count
 
 from ingest.landing import per_file_tables
-from ingest.loader import ingest_archive
+from ingest.loader import ingest_archive, scan_archive
 
 
 def snapshot(db: Path) -> dict[str, list]:
@@ -122,6 +122,7 @@ def test_a_file_with_its_recorded_size_and_mtime_is_not_read_again(tmp_path):
     csv.write_text(original.replace("22:07,4902,", "22:07,4000,"))
     assert csv.stat().st_size == st.st_size
     os.utime(csv, ns=(st.st_atime_ns, st.st_mtime_ns))
+    assert [s.state for s in scan_archive(archive, db, tmp_path / "work")] == ["unchanged"]
     report = ingest_archive(archive, db, tmp_path / "work")
     assert {f.status for f in report.files} == {"unchanged"}
     assert _postal_a(db) == (4, 4954 + 4902 + 3767 + 3087)
@@ -133,6 +134,7 @@ def test_a_file_with_its_recorded_size_and_mtime_is_not_read_again(tmp_path):
     # the same size, a new mtime, new content: hashed, so re-landed
     csv.write_text(original)
     os.utime(csv, ns=(st.st_atime_ns, st.st_mtime_ns - 5_000_000_000))
+    assert [s.state for s in scan_archive(archive, db, tmp_path / "work")] == ["changed"]
     report = ingest_archive(archive, db, tmp_path / "work")
     assert [f.path for f in report.files if f.status != "unchanged"] == ["a/postal.csv"]
     assert _postal_a(db) == (4, 4954 + 4902 + 3767 + 3087)
