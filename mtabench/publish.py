@@ -197,7 +197,8 @@ def _update_published_tables(db: Path, out: Path, done: Published) -> bool:
         if _columns(con, "build", tables) != _columns(con, catalog, tables):
             return False
         per_run = _per_run_tables(con, tables)
-        con.execute("begin")
+        # no transaction: nobody sees this copy before the rename, and one spanning every
+        # table made the inserts after deletes several times slower
         for schema, table in tables:
             name = f'"{schema}"."{table}"'
             if table in per_run and schema == "main":
@@ -211,7 +212,6 @@ def _update_published_tables(db: Path, out: Path, done: Published) -> bool:
             _sync_rows(con, name)
             done.whole.append(f"{schema}.{table}")
         _record_state(con, db, per_run)
-        con.execute("commit")
         con.execute("detach build")
         create_compare_macro(con)
         con.execute("checkpoint")
@@ -250,14 +250,19 @@ def _replace_changed_runs(con, table: str) -> int:
             where b.fingerprint is distinct from p.fingerprint""",
         {"t": table},
     )
-    changed = con.execute("select count(*) from _stale").fetchone()[0]
+    folders = [r[0] for r in con.execute("select folder from _stale order by 1").fetchall()]
     # rows without a run id (none are expected) are replaced every time
     stale = "run_id is null"
-    if changed:
-        stale += " or split_part(run_id, '#', 1) in (select folder from _stale)"
+    if folders:
+        # literals, not the subquery: DuckDB then filters the scan instead of joining every
+        # row to _stale (one run's insert into `messages` at 236x: 0.4 s instead of 3.3 s)
+        listed = ", ".join("'" + f.replace("'", "''") + "'" for f in folders)
+        if len(folders) > 2000:
+            listed = "select folder from _stale"
+        stale += f" or split_part(run_id, '#', 1) in ({listed})"
     con.execute(f'delete from main."{table}" where {stale}')
     con.execute(f'insert into main."{table}" from build.main."{table}" where {stale}')
-    return changed
+    return len(folders)
 
 
 def publish(db: Path, serving: Path, full: bool = False) -> Path:
