@@ -164,7 +164,7 @@ class Published:
     path: Path
     incremental: bool  # a copy of the previous serving file, updated
     stale_runs: dict[str, int] = field(default_factory=dict)  # per-run mart -> folders replaced
-    whole: list[str] = field(default_factory=list)  # tables replaced whole
+    whole: list[str] = field(default_factory=list)  # other tables, updated by row (_sync_rows)
 
     def summary(self) -> str:
         if not self.incremental:
@@ -172,7 +172,7 @@ class Published:
         runs = sum(self.stale_runs.values())
         return (
             f"published {self.path} (incremental: {runs} run folder(s)' rows replaced in "
-            f"{len(self.stale_runs)} per-run marts, {len(self.whole)} tables whole)"
+            f"{len(self.stale_runs)} per-run marts; {len(self.whole)} other tables updated row by row)"
         )
 
 
