@@ -29,6 +29,7 @@ from ingest.resources import apply_limits
 from ingest.source import BadInput, FileSource, count_lines
 
 DETECT_VERSION = "detect-1"
+ON_RECORD = "\0format on record"  # a Detection's note: taken from raw.files, the file not sniffed
 TOOL_BY_FORMAT = {"postal": "postal", "smtp_source": "smtp-source"}
 
 
@@ -289,7 +290,7 @@ def _ingest_run(
         # (a file that failed or was not recognised is sniffed again)
         prev = ledger.unchanged(file_id_for(src.rel_path), stats[src.rel_path])
         if prev is not None and prev.format is not None and prev.status != "error":
-            detections[src.rel_path] = Detection(prev.format)
+            detections[src.rel_path] = Detection(prev.format, note=ON_RECORD)
             continue
         try:
             detections[src.rel_path] = detect(src)
@@ -348,6 +349,14 @@ def _ingest_file(
     parser = PARSERS.get(fmt or "")
     version = f"{parser.version}/{ctx.fingerprint()}" if parser else DETECT_VERSION
     prev = ledger.files.get(fid)
+    if isinstance(det, Detection) and det.note == ON_RECORD and not (prev and prev.parser_version == version):
+        try:  # to be parsed again (a new parser version): sniffed as any file to land
+            det = detect(src)
+        except BadInput as exc:
+            det = exc
+        fmt = det.format if isinstance(det, Detection) else None
+        parser = PARSERS.get(fmt or "")
+        version = f"{parser.version}/{ctx.fingerprint()}" if parser else DETECT_VERSION
     stat_known = ledger.unchanged(fid, st) is not None
     sha = prev.sha256 if prev and stat_known else src.sha256()  # same size and mtime: on record
     if (

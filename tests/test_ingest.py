@@ -248,3 +248,32 @@ def test_run_without_manifest_loads_with_inferred_notes(tmp_path):
         ).fetchone()
     assert run_id == "nomanifest" and tool == "postal"
     assert "no run.toml" in inferred and "modification time" in inferred and run_date is not None
+
+
+def _files_as_landed(db: Path) -> list[tuple]:
+    with duckdb.connect(str(db), read_only=True) as con:
+        return con.execute(
+            "select path, sha256, format, parser_version, status, message, encoding, lines_total, "
+            "lines_parsed, lines_noise, lines_quarantined from raw.files order by path"
+        ).fetchall()
+
+
+def test_a_file_unread_for_its_stat_is_sniffed_and_parsed_again_when_its_run_context_changes(tmp_path):
+    """A changed run.toml (its start time: the parsers' context) re-lands the run's other
+    files though their size and mtime are on record; each is then sniffed as a new file is,
+    so the landing equals a fresh ingest of the same archive."""
+    archive = tmp_path / "archive"
+    shutil.copytree(SAMPLES / "runs/a-baseline-t5", archive / "a")
+    db = tmp_path / "t.duckdb"
+    ingest_archive(archive, db, tmp_path / "work")
+    toml = archive / "a/run.toml"
+    toml.write_text(toml.read_text().replace("2026-11-21T22:05:11Z", "2026-11-21T22:05:12Z"))
+    report = ingest_archive(archive, db, tmp_path / "work")
+    relanded = sorted(f.path for f in report.files if f.status != "unchanged")
+    parsed = sorted(
+        p.relative_to(archive).as_posix() for p in (archive / "a").iterdir() if p.name != "run.toml"
+    )
+    assert set(parsed) <= set(relanded)
+    fresh = tmp_path / "fresh.duckdb"
+    ingest_archive(archive, fresh, tmp_path / "work2")
+    assert _files_as_landed(db) == _files_as_landed(fresh)
