@@ -22,7 +22,7 @@ CORE_DDL = {
         size_bytes BIGINT, sha256 VARCHAR, format VARCHAR, parser_version VARCHAR,
         status VARCHAR NOT NULL, message VARCHAR, encoding VARCHAR,
         lines_total BIGINT, lines_parsed BIGINT, lines_noise BIGINT, lines_quarantined BIGINT,
-        ingested_at TIMESTAMP""",
+        ingested_at TIMESTAMP, mtime_ns BIGINT""",
     "runs": """
         run_key VARCHAR PRIMARY KEY, run_id VARCHAR NOT NULL, source_kind VARCHAR, bundle VARCHAR,
         has_manifest BOOLEAN, manifest_error VARCHAR, inferred VARCHAR,
@@ -72,6 +72,9 @@ def ensure_schema(con) -> None:
     # columns added after a landing was first created (create-if-not-exists keeps the old shape)
     for col in ADDED_RUN_COLUMNS:
         con.execute(f"alter table raw.runs add column if not exists {col} VARCHAR")
+    # the file's mtime when hashed (ns; NULL = unknown, so hashed once more): with size_bytes,
+    # what lets the loader skip hashing an unchanged file (ingest/loader.py, known_sha)
+    con.execute("alter table raw.files add column if not exists mtime_ns BIGINT")
 
 
 def per_file_tables() -> list[str]:

@@ -47,6 +47,7 @@ def cmd_ingest(args, paths: Paths) -> int:
             progress=progress,
             only=only,
             lines_dir=paths.landing_dir if parquet else None,
+            trust_stat=not getattr(args, "rehash", False),
         )
     errors = report.errors
     _progress(
@@ -120,10 +121,9 @@ def cmd_scan(args, paths: Paths) -> int:
 
 
 def cmd_publish(args, paths: Paths) -> int:
-    from mtabench.publish import publish
+    from mtabench.publish import publish_report
 
-    served = publish(paths.db, paths.serving_db)
-    _progress(f"published {served}")
+    _progress(publish_report(paths.db, paths.serving_db, full=getattr(args, "full", False)).summary())
     return 0
 
 
@@ -305,12 +305,22 @@ def build_parser() -> argparse.ArgumentParser:
     )
     ing.add_argument("--json", action="store_true", help="one JSON object per ingested run on stdout")
     ing.add_argument(
+        "--rehash",
+        action="store_true",
+        help="hash and sniff every file (default: a file with the size and mtime on record is not read)",
+    )
+    ing.add_argument(
         "--new", action="store_true", help="scan first; ingest only new, changed or newly broken runs"
     )
     sc = add("scan", cmd_scan, "list the archive's runs as new / changed / unchanged / error", archive=True)
     sc.add_argument("--json", action="store_true", help="one JSON object per run")
     pub = add("publish", cmd_publish, "copy the DuckDB file atomically to the serving path")
     pub.add_argument("--serving-db", "--serving", dest="serving_db", help=SERVING_HELP)
+    pub.add_argument(
+        "--full",
+        action="store_true",
+        help="write every table anew (default: update a copy of the previous serving file)",
+    )
     bld = add("build", cmd_build, "dbt build (staging models, marts, tests)")
     bld.add_argument("--full-refresh", action="store_true", help=full_refresh_help)
     add("docs", cmd_docs, "dbt docs generate")

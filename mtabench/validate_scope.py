@@ -23,7 +23,9 @@ from dataclasses import dataclass
 
 from expectations.suites import Check
 
-# the landing state of each run folder (cf. per_run_check_states in macros/per_run_checks.sql)
+# the landing state of each run folder (cf. per_run_check_states in macros/per_run_checks.sql);
+# {files}: raw.files without mtime_ns, the loader's note of when it hashed a file (a touched
+# file is the same file; the state is what it was before the column)
 RAW_STATES = """
     select
         runs.run_key,
@@ -32,11 +34,20 @@ RAW_STATES = """
     from raw.runs as runs
     left join (
         select run_key, string_agg(cast(files as varchar), ',' order by file_id) as files
-        from raw.files as files
+        from {files} as files
         group by run_key
     ) as files
         on runs.run_key = files.run_key
 """
+
+
+def raw_states(con) -> str:
+    has_mtime = con.execute(
+        "select count(*) from information_schema.columns "
+        "where table_schema = 'raw' and table_name = 'files' and column_name = 'mtime_ns'"
+    ).fetchone()[0]
+    files = "(select * exclude (mtime_ns) from raw.files)" if has_mtime else "raw.files"
+    return RAW_STATES.format(files=files)
 
 
 def suite_hash(checks: list[Check]) -> str:
@@ -67,7 +78,7 @@ class Scope:
         return f"split_part(run_id, '#', 1) in ({quoted})"
 
 
-def _pending_sql(suite: str) -> str:
+def _pending_sql(con, suite: str) -> str:
     if suite == "landing":
         state, join = "now.raw_state", ""
     else:
@@ -75,7 +86,7 @@ def _pending_sql(suite: str) -> str:
         join = "left join per_run_state.checked as checked on checked.run_key = now.run_key"
     return f"""
         select now.run_key, now.folder_run_id
-        from ({RAW_STATES}) as now
+        from ({raw_states(con)}) as now
         {join}
         where {state} is null or not exists (
             select 1 from per_run_state.validated as v
@@ -91,7 +102,7 @@ def pending(con, suite: str, checks: list[Check]) -> Scope | None:
         return None
     if suite != "landing" and not _exists(con, "per_run_state", "checked"):
         return None
-    rows = con.execute(_pending_sql(suite), {"suite": suite, "hash": suite_hash(checks)}).fetchall()
+    rows = con.execute(_pending_sql(con, suite), {"suite": suite, "hash": suite_hash(checks)}).fetchall()
     keys = [r[0] for r in rows]
     files = con.execute("select file_id from raw.files where list_contains(?, run_key)", [keys]).fetchall()
     return Scope([r[1] for r in rows], [f[0] for f in files])
@@ -109,7 +120,7 @@ def record(con, suite: str, checks: list[Check]) -> None:
         "run_key varchar not null, state varchar not null, suite_hash varchar not null)"
     )
     if suite == "landing":
-        states = f"select run_key, raw_state as state from ({RAW_STATES})"
+        states = f"select run_key, raw_state as state from ({raw_states(con)})"
     else:
         states = "select run_key, state from per_run_state.checked"
     con.execute("begin")

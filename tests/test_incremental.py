@@ -95,13 +95,45 @@ def messages_per_run(db: Path) -> dict[str, int]:
         return dict(con.execute("select run_id, count(*) from messages group by run_id").fetchall())
 
 
+def serving_differences(a: Path, b: Path) -> dict[str, tuple[int, int]]:
+    """Per published table of two serving files: rows only in a, only in b (EXCEPT ALL)."""
+    out = {}
+    with duckdb.connect() as con:
+        con.execute(f"attach '{a}' as a (read_only)")
+        con.execute(f"attach '{b}' as b (read_only)")
+        names = {
+            db: {
+                f"{s}.{t}"
+                for s, t in con.execute(
+                    "select schema_name, table_name from duckdb_tables() "
+                    "where database_name = ? and schema_name <> 'publish_state'",
+                    [db],
+                ).fetchall()
+            }
+            for db in ("a", "b")
+        }
+        assert names["a"] == names["b"]
+        assert {"main.messages", "main.minutes", "main.runs", "raw.files"} <= names["a"]
+        for t in sorted(names["a"]):
+            only_a = con.execute(f"select count(*) from (from a.{t} except all from b.{t})").fetchone()[0]
+            only_b = con.execute(f"select count(*) from (from b.{t} except all from a.{t})").fetchone()[0]
+            if only_a or only_b:
+                out[t] = (only_a, only_b)
+    return out
+
+
 def test_incremental_build_equals_full_refresh(tmp_path):
+    from mtabench.publish import publish_report
+
     archive = tmp_path / "archive"
     shutil.copytree(SAMPLES, archive)
     inc, full = tmp_path / "inc", tmp_path / "full"
     mtabench(inc, "ingest", str(archive))
     mtabench(inc, "build")
     before = messages_per_run(inc / "mtabench.duckdb")
+    serving = inc / "serving" / "mtabench.duckdb"
+    first = publish_report(inc / "mtabench.duckdb", serving)
+    assert not first.incremental  # nothing to start from
 
     # add a run (a copy of a sample under a new run_id), change one, remove one
     copy_run(SAMPLES / "runs/a-baseline-t5", archive / "added/a-baseline-t5", 9)
@@ -117,6 +149,18 @@ def test_incremental_build_equals_full_refresh(tmp_path):
     mtabench(full, "ingest", str(archive))
     mtabench(full, "build", "--full-refresh")
     assert differences(inc / "mtabench.duckdb", full / "mtabench.duckdb") == {}
+
+    # publishing onto the previous serving file replaces the added, changed and removed runs'
+    # rows only (in a folder's marts, the changed folder's) and equals a full publish
+    published = publish_report(inc / "mtabench.duckdb", serving)
+    assert published.incremental
+    assert published.stale_runs["messages"] == 3  # added, changed, removed
+    assert all(0 < n < len(before) for n in published.stale_runs.values() if n)
+    again = publish_report(inc / "mtabench.duckdb", serving)  # nothing changed since: no run
+    assert again.incremental and set(again.stale_runs.values()) == {0}
+    whole = publish_report(inc / "mtabench.duckdb", tmp_path / "whole" / "serving.duckdb", full=True)
+    assert not whole.incremental
+    assert serving_differences(serving, whole.path) == {}
 
     after = messages_per_run(inc / "mtabench.duckdb")
     assert "a-baseline-t5~c9" in after and after["a-baseline-t5~c9"] == before["a-baseline-t5"]

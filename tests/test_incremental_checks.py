@@ -132,3 +132,28 @@ def test_validate_checks_new_runs_and_keeps_failing_until_fixed(tmp_path):
     sql(db, "update raw.files set lines_noise = lines_noise + 1 where path like '%a-baseline-t5/postal%'")
     out = mtabench(data, "validate", "--suite", "landing")
     assert out.returncode == 3 and "unaccounted_lines" in out.stderr, out.stderr[-2000:]
+
+
+def test_maillog_file_id_relationship_sees_a_gone_file_of_an_unchanged_run(tmp_path):
+    """stg_maillog__lines' file_id relationship reads the pending runs' lines and the Parquet
+    ledger (tests/generic/relationships_of_pending_files.sql): a file whose raw.files row is
+    gone while its landed lines stay fails it, though no line of it is pending."""
+    data = tmp_path / "data"
+    db = data / "mtabench.duckdb"
+    ok(data, "ingest", str(SAMPLES))
+    ok(data, "build")
+    with duckdb.connect(str(db)) as con:
+        (path,) = con.execute(
+            "delete from raw.files where file_id = (select min(file_id) from raw.parquet_files) "
+            "returning path"
+        ).fetchone()
+        parts = con.execute(
+            "select count(*) from raw.parquet_files where file_id not in (select file_id from raw.files)"
+        ).fetchone()[0]
+    assert path.endswith("maillog.gz") and parts >= 1
+    out = mtabench(data, "build")
+    assert out.returncode != 0
+    log = (data / "logs" / "dbt.log").read_text()
+    failed = [ln for ln in log.splitlines() if " FAIL " in ln]
+    name = "relationships_of_pending_files_stg_maillog__lines_file_id"
+    assert any(f"FAIL {parts} {name}" in ln for ln in failed), failed

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gzip
 import io
+import os
 import shutil
 import tarfile
 import zipfile
@@ -14,7 +15,7 @@ import pytest
 from conftest import SAMPLES, raw_line_count
 
 from ingest.landing import per_file_tables
-from ingest.loader import ingest_archive
+from ingest.loader import ingest_archive, scan_archive
 
 
 def snapshot(db: Path) -> dict[str, list]:
@@ -85,6 +86,92 @@ def test_changed_content_replaces_only_that_files_rows(tmp_path):
             "where f.path = 'a/postal.csv'"
         ).fetchone()
     assert got == (4, 4954 + 4000 + 3767 + 3087)
+
+
+def _postal_a(db: Path) -> tuple[int, int]:
+    with duckdb.connect(str(db), read_only=True) as con:
+        return con.execute(
+            "select count(*), sum(messages) from raw.postal_rows r join raw.files f using (file_id) "
+            "where f.path = 'a/postal.csv'"
+        ).fetchone()
+
+
+def _recorded_stats(db: Path) -> dict[str, tuple[int, int | None]]:
+    with duckdb.connect(str(db), read_only=True) as con:
+        return {
+            p: (s, m)
+            for p, s, m in con.execute("select path, size_bytes, mtime_ns from raw.files").fetchall()
+        }
+
+
+def test_a_file_with_its_recorded_size_and_mtime_is_not_read_again(tmp_path):
+    archive = tmp_path / "archive"
+    shutil.copytree(SAMPLES / "runs/a-baseline-t5", archive / "a")  # copy2: the samples' old mtimes
+    db = tmp_path / "t.duckdb"
+    ingest_archive(archive, db, tmp_path / "work")
+    files = sorted(p for p in archive.rglob("*") if p.is_file())
+    on_disk = {p.relative_to(archive).as_posix(): (p.stat().st_size, p.stat().st_mtime_ns) for p in files}
+    assert _recorded_stats(db) == on_disk
+    csv = archive / "a/postal.csv"
+    original = csv.read_text()
+    assert "22:07,4902," in original
+    st = csv.stat()
+
+    # new content of the same size, the old mtime put back: size and mtime say "unchanged",
+    # so the file is not read (as git's index): its old rows stay
+    csv.write_text(original.replace("22:07,4902,", "22:07,4000,"))
+    assert csv.stat().st_size == st.st_size
+    os.utime(csv, ns=(st.st_atime_ns, st.st_mtime_ns))
+    assert [s.state for s in scan_archive(archive, db, tmp_path / "work")] == ["unchanged"]
+    report = ingest_archive(archive, db, tmp_path / "work")
+    assert {f.status for f in report.files} == {"unchanged"}
+    assert _postal_a(db) == (4, 4954 + 4902 + 3767 + 3087)
+    # --rehash reads it: the change lands
+    report = ingest_archive(archive, db, tmp_path / "work", trust_stat=False)
+    assert [f.path for f in report.files if f.status != "unchanged"] == ["a/postal.csv"]
+    assert _postal_a(db) == (4, 4954 + 4000 + 3767 + 3087)
+
+    # the same size, a new mtime, new content: hashed, so re-landed
+    csv.write_text(original)
+    os.utime(csv, ns=(st.st_atime_ns, st.st_mtime_ns - 5_000_000_000))
+    assert [s.state for s in scan_archive(archive, db, tmp_path / "work")] == ["changed"]
+    report = ingest_archive(archive, db, tmp_path / "work")
+    assert [f.path for f in report.files if f.status != "unchanged"] == ["a/postal.csv"]
+    assert _postal_a(db) == (4, 4954 + 4902 + 3767 + 3087)
+
+    # touched (same content, new mtime): hashed, nothing re-landed, the new mtime recorded
+    before = snapshot(db)
+    os.utime(csv, ns=(st.st_atime_ns, st.st_mtime_ns - 9_000_000_000))
+    report = ingest_archive(archive, db, tmp_path / "work")
+    assert {f.status for f in report.files} == {"unchanged"}
+    after = snapshot(db)
+    assert {t: rows for t, rows in after.items() if t != "files"} == {
+        t: rows for t, rows in before.items() if t != "files"
+    }
+    assert _recorded_stats(db)["a/postal.csv"] == (st.st_size, st.st_mtime_ns - 9_000_000_000)
+
+    # written just now: its mtime may tick again with the next write (racy), so none is recorded
+    csv.write_text(original.replace("22:07,4902,", "22:07,4001,"))
+    ingest_archive(archive, db, tmp_path / "work")
+    assert _recorded_stats(db)["a/postal.csv"] == (st.st_size, None)
+    assert _postal_a(db) == (4, 4954 + 4001 + 3767 + 3087)
+
+
+def test_a_landing_from_before_mtime_ns_gets_the_column_and_hashes_once(tmp_path):
+    archive = tmp_path / "archive"
+    shutil.copytree(SAMPLES / "runs/a-baseline-t5", archive / "a")
+    db = tmp_path / "t.duckdb"
+    ingest_archive(archive, db, tmp_path / "work")
+    with duckdb.connect(str(db)) as con:
+        con.execute("alter table raw.files drop column mtime_ns")  # the landing as it was
+    before = snapshot(db)
+    report = ingest_archive(archive, db, tmp_path / "work")
+    assert {f.status for f in report.files} == {"unchanged"}  # hashed: the same content
+    stats = _recorded_stats(db)
+    assert all(m is not None for _, m in stats.values())  # recorded now: not hashed next time
+    assert {t: r for t, r in snapshot(db).items() if t != "files"} == {
+        t: r for t, r in before.items() if t != "files"
+    }
 
 
 def _tar_with(path: Path, members: dict[str, bytes]) -> None:
@@ -161,3 +248,32 @@ def test_run_without_manifest_loads_with_inferred_notes(tmp_path):
         ).fetchone()
     assert run_id == "nomanifest" and tool == "postal"
     assert "no run.toml" in inferred and "modification time" in inferred and run_date is not None
+
+
+def _files_as_landed(db: Path) -> list[tuple]:
+    with duckdb.connect(str(db), read_only=True) as con:
+        return con.execute(
+            "select path, sha256, format, parser_version, status, message, encoding, lines_total, "
+            "lines_parsed, lines_noise, lines_quarantined from raw.files order by path"
+        ).fetchall()
+
+
+def test_a_file_unread_for_its_stat_is_sniffed_and_parsed_again_when_its_run_context_changes(tmp_path):
+    """A changed run.toml (its start time: the parsers' context) re-lands the run's other
+    files though their size and mtime are on record; each is then sniffed as a new file is,
+    so the landing equals a fresh ingest of the same archive."""
+    archive = tmp_path / "archive"
+    shutil.copytree(SAMPLES / "runs/a-baseline-t5", archive / "a")
+    db = tmp_path / "t.duckdb"
+    ingest_archive(archive, db, tmp_path / "work")
+    toml = archive / "a/run.toml"
+    toml.write_text(toml.read_text().replace("2026-11-21T22:05:11Z", "2026-11-21T22:05:12Z"))
+    report = ingest_archive(archive, db, tmp_path / "work")
+    relanded = sorted(f.path for f in report.files if f.status != "unchanged")
+    parsed = sorted(
+        p.relative_to(archive).as_posix() for p in (archive / "a").iterdir() if p.name != "run.toml"
+    )
+    assert set(parsed) <= set(relanded)
+    fresh = tmp_path / "fresh.duckdb"
+    ingest_archive(archive, fresh, tmp_path / "work2")
+    assert _files_as_landed(db) == _files_as_landed(fresh)
