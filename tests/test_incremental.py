@@ -20,7 +20,6 @@ CLI = [sys.executable, "-m", "mtabench.cli"]
 # per-run incremental models (macros/per_run.sql) and every mart
 PER_RUN = [
     "intermediate.int_maillog__run_stats",
-    "intermediate.int_maillog__reused_queue_ids",
     "intermediate.int_maillog__minutes",
     "intermediate.int_mailbox__minutes",
     "intermediate.int_postal__minutes",

@@ -93,15 +93,3 @@
         concat(split({{ expr }}, '[.]')[0], '.', coalesce(split({{ expr }}, '[.]')[1], ''))
     end
 {%- endmacro %}
-
-{# a struct with named fields: fields = [(name, expression), ...]. max() over such structs
-   compares field by field, so leading key fields pick a whole row in one aggregate #}
-{% macro named_struct(fields) -%}
-    {{ return(adapter.dispatch('named_struct', 'mtabench')(fields)) }}
-{%- endmacro %}
-{% macro default__named_struct(fields) -%}
-    struct_pack({% for name, expr in fields %}{{ name }} := {{ expr }}{{ ", " if not loop.last }}{% endfor %})
-{%- endmacro %}
-{% macro spark__named_struct(fields) -%}
-    named_struct({% for name, expr in fields %}'{{ name }}', {{ expr }}{{ ", " if not loop.last }}{% endfor %})
-{%- endmacro %}

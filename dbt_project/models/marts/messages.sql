@@ -6,18 +6,14 @@
 -- Delay figures come from the last delivery line (Postfix `delays=a/b/c/d`: before the
 -- queue manager / in the queue manager / connection setup / transmission).
 --
--- An instance is the queue id from its first line (smtpd/postscreen `client=`, pickup,
--- cleanup) up to and including its `removed` line; the next line with that id starts the
--- next instance. Almost every id names one message: those are aggregated in one pass by
--- (run, queue id). Only the few ids `int_maillog__reused_queue_ids` lists have their lines
--- numbered by a window first. Numbering every line with the window sorted 57 M lines and
--- took 545 s at 236x the samples (issue 18, "Scale"). The last delivery is one max() over a
--- struct led by its sort key (latest time, then lowest file id, then highest line number).
--- Both CTE-free scans are written out (jinja `set`): DuckDB materializes a CTE read twice.
+-- Postfix reuses short queue ids: one id can name several messages in a run. An instance is
+-- the queue id from its first line (smtpd/postscreen `client=`, pickup, cleanup) up to and
+-- including its `removed` line; the next line with that id starts the next instance. The
+-- numbering window sorts only the columns used below, not whole lines (issue 18, "Scale").
 
-{% set header_kinds = "('message_id', 'qmgr_from', 'from', 'arrival')" %}
+with
 
-{% set queue_lines %}
+queue_lines as (
     select
         run_id,
         queue_id,
@@ -43,131 +39,132 @@
         is_delivered,
         is_deferral,
         is_bounced,
-        is_expired,
-        kind = 'delivery' or is_expired as is_delivery_line
+        is_expired
     from {{ ref('int_maillog__lines') }}
     where queue_id is not null
         and {{ per_run_files_only('file_id') }}
-{% endset %}
-
-{% set message_aggregates %}
-        min(case when is_received then logged_at end) as received_at,
-        max(case when is_received then client end) as client,
-        max(case when kind in {{ header_kinds }} then message_id end) as message_id,
-        max(case when kind in {{ header_kinds }} then sender end) as sender,
-        max(case when kind in {{ header_kinds }} then size end) as size,
-        max(case when kind in {{ header_kinds }} then nrcpt end) as nrcpt,
-        min(case when is_delivery_line then logged_at end) as first_delivery_at,
-        max(case when is_delivery_line then logged_at end) as last_delivery_at,
-        count(case when is_delivered then 1 end) as delivered_recipients,
-        count(case when is_deferral then 1 end) as deferrals,
-        count(case when is_bounced then 1 end) as bounced_recipients,
-        max(case when is_delivery_line then {{ named_struct([
-            ('sort_at', "coalesce(logged_at, cast('0001-01-01 00:00:00' as timestamp))"),
-            ('sort_file', '-file_id'),
-            ('sort_line', 'line_no'),
-            ('is_expired', 'is_expired'),
-            ('status', 'status'),
-            ('delay', 'delay'),
-            ('delay_before_qmgr', 'delay_before_qmgr'),
-            ('delay_in_qmgr', 'delay_in_qmgr'),
-            ('delay_conn_setup', 'delay_conn_setup'),
-            ('delay_transmission', 'delay_transmission'),
-            ('relay', 'relay'),
-            ('dsn', 'dsn'),
-            ('relay_host', 'relay_host'),
-        ]) }} end) as last_delivery,
-        count(case when is_received or kind in {{ header_kinds }} or is_delivery_line then 1 end)
-            as message_lines
-{% endset %}
-
-with
-
-reused_ids as (
-    select run_id, queue_id from {{ ref('int_maillog__reused_queue_ids') }}
 ),
 
--- every queue id as one message; the reused ids' rows are dropped below
-single_instance as (
+lines as (
     select
-        run_id,
-        queue_id,
-        cast(1 as bigint) as message_instance,
-        {{ message_aggregates }}
-    from ({{ queue_lines }}) as queue_lines
-    group by run_id, queue_id
-),
-
-reused_lines as (
-    select
-        queue_lines.*,
+        *,
         1 + coalesce(
-            count(case when queue_lines.kind = 'removed' then 1 end) over (
-                partition by queue_lines.run_id, queue_lines.queue_id
-                order by queue_lines.logged_at, queue_lines.file_id, queue_lines.line_no
+            count(case when kind = 'removed' then 1 end) over (
+                partition by run_id, queue_id
+                order by logged_at, file_id, line_no
                 rows between unbounded preceding and 1 preceding
             ),
             0
         ) as message_instance
-    from ({{ queue_lines }}) as queue_lines
-    inner join reused_ids
-        on queue_lines.run_id = reused_ids.run_id
-        and queue_lines.queue_id = reused_ids.queue_id
+    from queue_lines
 ),
 
-reused_instances as (
+received as (
     select
         run_id,
         queue_id,
         message_instance,
-        {{ message_aggregates }}
-    from reused_lines
+        min(logged_at) as received_at,
+        max(client) as client
+    from lines
+    where is_received
     group by run_id, queue_id, message_instance
 ),
 
-instances as (
-    select single_instance.*
-    from single_instance
-    left join reused_ids
-        on single_instance.run_id = reused_ids.run_id
-        and single_instance.queue_id = reused_ids.queue_id
-    where reused_ids.queue_id is null
-    union all
-    select * from reused_instances
+headers as (
+    select
+        run_id,
+        queue_id,
+        message_instance,
+        max(message_id) as message_id,
+        max(sender) as sender,
+        max(size) as size,
+        max(nrcpt) as nrcpt
+    from lines
+    where kind in ('message_id', 'qmgr_from', 'from', 'arrival')
+    group by run_id, queue_id, message_instance
+),
+
+deliveries as (
+    select
+        *,
+        row_number() over (
+            partition by run_id, queue_id, message_instance
+            order by logged_at desc, file_id, line_no desc
+        ) as recency
+    from lines
+    where kind = 'delivery' or is_expired
+),
+
+delivery_span as (
+    select
+        run_id,
+        queue_id,
+        message_instance,
+        min(logged_at) as first_delivery_at,
+        max(logged_at) as last_delivery_at,
+        count(case when is_delivered then 1 end) as delivered_recipients,
+        count(case when is_deferral then 1 end) as deferrals,
+        count(case when is_bounced then 1 end) as bounced_recipients
+    from deliveries
+    group by run_id, queue_id, message_instance
+),
+
+keys as (
+    select run_id, queue_id, message_instance from received
+    union
+    select run_id, queue_id, message_instance from headers
+    union
+    select run_id, queue_id, message_instance from deliveries
 ),
 
 final as (
     select
-        run_id,
-        queue_id,
-        message_instance,
-        received_at,
-        client,
-        message_id,
-        sender,
-        size,
-        nrcpt,
-        first_delivery_at,
-        last_delivery_at,
-        delivered_recipients,
-        deferrals,
-        bounced_recipients,
+        keys.run_id,
+        keys.queue_id,
+        keys.message_instance,
+        received.received_at,
+        received.client,
+        headers.message_id,
+        headers.sender,
+        headers.size,
+        headers.nrcpt,
+        delivery_span.first_delivery_at,
+        delivery_span.last_delivery_at,
+        coalesce(delivery_span.delivered_recipients, 0) as delivered_recipients,
+        coalesce(delivery_span.deferrals, 0) as deferrals,
+        coalesce(delivery_span.bounced_recipients, 0) as bounced_recipients,
         case
             when last_delivery.is_expired then 'expired'
             when last_delivery.status is not null then last_delivery.status
             else 'queued'
         end as final_status,
-        last_delivery.delay as delay,
-        last_delivery.delay_before_qmgr as delay_before_qmgr,
-        last_delivery.delay_in_qmgr as delay_in_qmgr,
-        last_delivery.delay_conn_setup as delay_conn_setup,
-        last_delivery.delay_transmission as delay_transmission,
-        last_delivery.relay as relay,
-        last_delivery.dsn as dsn,
-        last_delivery.relay_host as relay_host
-    from instances
-    -- a queue id seen only in lines that are not the message's (e.g. a lone `removed`)
-    where message_lines > 0
+        last_delivery.delay,
+        last_delivery.delay_before_qmgr,
+        last_delivery.delay_in_qmgr,
+        last_delivery.delay_conn_setup,
+        last_delivery.delay_transmission,
+        last_delivery.relay,
+        last_delivery.dsn,
+        last_delivery.relay_host
+    from keys
+    left join received
+        on keys.run_id = received.run_id
+        and keys.queue_id = received.queue_id
+        and keys.message_instance = received.message_instance
+    left join headers
+        on keys.run_id = headers.run_id
+        and keys.queue_id = headers.queue_id
+        and keys.message_instance = headers.message_instance
+    left join delivery_span
+        on keys.run_id = delivery_span.run_id
+        and keys.queue_id = delivery_span.queue_id
+        and keys.message_instance = delivery_span.message_instance
+    left join deliveries as last_delivery
+        on keys.run_id = last_delivery.run_id
+        and keys.queue_id = last_delivery.queue_id
+        and keys.message_instance = last_delivery.message_instance
+        and last_delivery.recency = 1
 )
 
 select * from final
