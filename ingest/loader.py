@@ -95,6 +95,10 @@ class RunScan:
     message: str | None = None
 
 
+# scan states whose run an ingest lands (again): the CLI's `ingest --new` and the Airflow task
+TO_INGEST = ("new", "changed", "error")
+
+
 def scan_archive(archive: Path, db_path: Path, work_dir: Path) -> list[RunScan]:
     """Which runs of the archive are new or changed against the landing DB (read-only)."""
     known: dict[int, str] = {}

@@ -168,7 +168,7 @@ def ingest_new(settings: Settings) -> dict[str, dict]:
                 outcomes[o.pop("run_key")] = o
     for s in scans:
         log.info("%-9s %s%s", s["scan"], s["run_key"], f"  ({s['message']})" if s.get("message") else "")
-    todo = [s["run_key"] for s in scans if s["scan"] in ("new", "changed", "error")]
+    todo = [s["run_key"] for s in scans if s["to_ingest"]]
     log.info("%d of %d run(s) to ingest from %s", len(todo), len(scans), settings.inbox)
     for key in todo:
         o = outcomes.get(key)

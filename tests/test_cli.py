@@ -56,6 +56,10 @@ def _ingest_new(archive, data) -> tuple[dict[str, str], dict[str, dict], str]:
     ).stdout
     objs = [json.loads(line) for line in out.splitlines() if line.startswith("{")]
     scans = {o["run_key"]: o["scan"] for o in objs if "scan" in o}
+    # what the Airflow task lands: the scan line says it, the outcomes are exactly those runs
+    assert {o["run_key"] for o in objs if "scan" in o and o["to_ingest"]} == {
+        o["run_key"] for o in objs if "scan" not in o
+    }
     return scans, {o["run_key"]: o for o in objs if "scan" not in o}, out
 
 
