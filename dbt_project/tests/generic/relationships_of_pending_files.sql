@@ -13,12 +13,21 @@
   A file not pending is unchanged since its rows passed this test (its run's state holds its
   hash and parser version). A part whose rows carried another file's id would leave its own
   file's lines unaccounted for: validate's line accounting (landing suite) fails that file.
-  With --full-refresh, and on Spark, every row is read, as `relationships` does. This lives
+  With --full-refresh, on Spark, and where the ledger table does not exist (dbt over an
+  exported Parquet landing), every row is read, as `relationships` does. This lives
   in tests/, not macros/: test code changes no model's rows, so it is not in the code hash
   that rebuilds every run (mtabench/dbt_code.py).
 #}
 {% test relationships_of_pending_files(model, column_name, to, field, ledger=none) %}
 {%- set scoped = execute and target.type == 'duckdb' and not flags.FULL_REFRESH -%}
+{#- no ledger (dbt over an exported Parquet landing, `landing_path`): every row is read -#}
+{%- if scoped and ledger -%}
+    {%- set found = run_query(
+        "select count(*) from information_schema.tables where table_schema || '.' || table_name = '"
+        ~ ledger ~ "'"
+    ).columns[0].values()[0] -%}
+    {%- set scoped = found > 0 -%}
+{%- endif -%}
 {%- set ids = [] -%}
 {%- if scoped -%}
     {%- set pending = 'select file_id from raw.files where run_key in (select run_key from per_run_state.pending)' -%}
