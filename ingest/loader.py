@@ -94,9 +94,10 @@ class RunScan:
     state: str  # new | changed | unchanged | error | removed
     message: str | None = None
 
-
-# scan states whose run an ingest lands (again): the CLI's `ingest --new` and the Airflow task
-TO_INGEST = ("new", "changed", "error")
+    @property
+    def to_ingest(self) -> bool:
+        """An ingest lands this run (again): the CLI's `ingest --new` and the Airflow task."""
+        return self.state in ("new", "changed", "error")
 
 
 def scan_archive(archive: Path, db_path: Path, work_dir: Path) -> list[RunScan]:
@@ -296,10 +297,7 @@ def _ingest_run(
         if prev is not None and prev.format is not None and prev.status != "error":
             detections[src.rel_path] = Detection(prev.format, note=ON_RECORD)
             continue
-        try:
-            detections[src.rel_path] = detect(src)
-        except BadInput as exc:
-            detections[src.rel_path] = exc
+        detections[src.rel_path] = _sniff(src)
     run_row, notes = _run_row(folder, files, manifest, manifest_error, detections)
     rid = run_row["run_id"]
     if used_ids.get(rid, folder.run_key) != folder.run_key:
@@ -339,6 +337,22 @@ def _ingest_run(
     return out
 
 
+def _sniff(src: FileSource) -> Detection | Exception:
+    """The file's format from its head; bad input is kept as the file's error, not raised."""
+    try:
+        return detect(src)
+    except BadInput as exc:
+        return exc
+
+
+def _parser_for(det: Detection | Exception, ctx: ParseContext):
+    """The detected format, its parser (None if it has none) and the parser version a landed
+    file records (the parser's version and the run context it parsed with)."""
+    fmt = det.format if isinstance(det, Detection) else None
+    parser = PARSERS.get(fmt or "")
+    return fmt, parser, f"{parser.version}/{ctx.fingerprint()}" if parser else DETECT_VERSION
+
+
 def _ingest_file(
     con,
     src: FileSource,
@@ -349,18 +363,11 @@ def _ingest_file(
     ledger: Ledgers,
 ):
     fid = file_id_for(src.rel_path)
-    fmt = det.format if isinstance(det, Detection) else None
-    parser = PARSERS.get(fmt or "")
-    version = f"{parser.version}/{ctx.fingerprint()}" if parser else DETECT_VERSION
+    fmt, parser, version = _parser_for(det, ctx)
     prev = ledger.files.get(fid)
     if isinstance(det, Detection) and det.note == ON_RECORD and not (prev and prev.parser_version == version):
-        try:  # to be parsed again (a new parser version): sniffed as any file to land
-            det = detect(src)
-        except BadInput as exc:
-            det = exc
-        fmt = det.format if isinstance(det, Detection) else None
-        parser = PARSERS.get(fmt or "")
-        version = f"{parser.version}/{ctx.fingerprint()}" if parser else DETECT_VERSION
+        det = _sniff(src)  # to be parsed again (a new parser version): sniffed as any file to land
+        fmt, parser, version = _parser_for(det, ctx)
     stat_known = ledger.unchanged(fid, st) is not None
     sha = prev.sha256 if prev and stat_known else src.sha256()  # same size and mtime: on record
     if (

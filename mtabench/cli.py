@@ -95,23 +95,20 @@ def cmd_ingest(args, paths: Paths) -> int:
 
 def _scan_for_ingest(archive: Path, paths: Paths, as_json: bool) -> set[str]:
     """The archive's new, changed and newly broken runs (what `scan` lists), printed per run."""
-    from ingest.loader import TO_INGEST, scan_archive
+    from ingest.loader import scan_archive
 
     scans = scan_archive(archive, paths.db, paths.work_dir)
     # "scan" as the state's key: the Airflow task tells these lines from ingest's own by it
     _print_scans(scans, as_json, state_key="scan")
-    return {s.run_key for s in scans if s.state in TO_INGEST}
+    return {s.run_key for s in scans if s.to_ingest}
 
 
 def _print_scans(scans, as_json: bool, state_key: str = "state") -> None:
     """One line per scanned run: `state  run_key  (message)`, or a JSON object that also says
     whether an ingest lands the run (`to_ingest`: the Airflow task reads it)."""
-    from ingest.loader import TO_INGEST
-
     for s in scans:
         if as_json:
-            to_ingest = s.state in TO_INGEST
-            line = {state_key: s.state, "run_key": s.run_key, "message": s.message, "to_ingest": to_ingest}
+            line = {state_key: s.state, "run_key": s.run_key, "message": s.message, "to_ingest": s.to_ingest}
             print(json.dumps(line), flush=True)
         else:
             print(f"{s.state:9}  {s.run_key}" + (f"  ({s.message})" if s.message else ""), flush=True)
