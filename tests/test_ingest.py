@@ -24,6 +24,16 @@ def snapshot(db: Path) -> dict[str, list]:
         return {t: sorted(map(repr, con.execute(f"select * from raw.{t}").fetchall())) for t in tables}
 
 
+def _landed(tmp_path: Path, **runs: str) -> tuple[Path, Path]:
+    """Sample runs copied into an archive under the given folder names (copytree's copy2 keeps
+    the samples' old mtimes) and ingested once: (archive, landing DB)."""
+    archive, db = tmp_path / "archive", tmp_path / "t.duckdb"
+    for name, run in runs.items():
+        shutil.copytree(SAMPLES / "runs" / run, archive / name)
+    ingest_archive(archive, db, tmp_path / "work")
+    return archive, db
+
+
 @pytest.fixture(scope="module")
 def ingested(tmp_path_factory):
     d = tmp_path_factory.mktemp("ingest")
@@ -70,11 +80,7 @@ def test_reingesting_unchanged_samples_changes_no_row(ingested):
 
 
 def test_changed_content_replaces_only_that_files_rows(tmp_path):
-    archive = tmp_path / "archive"
-    shutil.copytree(SAMPLES / "runs/a-baseline-t5", archive / "a")
-    shutil.copytree(SAMPLES / "runs/c-throttled-queue-backlog", archive / "c")
-    db = tmp_path / "t.duckdb"
-    ingest_archive(archive, db, tmp_path / "work")
+    archive, db = _landed(tmp_path, a="a-baseline-t5", c="c-throttled-queue-backlog")
     csv = archive / "a/postal.csv"
     csv.write_text(csv.read_text().replace("22:07,4902,", "22:07,4000,"))
     report = ingest_archive(archive, db, tmp_path / "work")
@@ -105,10 +111,7 @@ def _recorded_stats(db: Path) -> dict[str, tuple[int, int | None]]:
 
 
 def test_a_file_with_its_recorded_size_and_mtime_is_not_read_again(tmp_path):
-    archive = tmp_path / "archive"
-    shutil.copytree(SAMPLES / "runs/a-baseline-t5", archive / "a")  # copy2: the samples' old mtimes
-    db = tmp_path / "t.duckdb"
-    ingest_archive(archive, db, tmp_path / "work")
+    archive, db = _landed(tmp_path, a="a-baseline-t5")  # the samples' old mtimes
     files = sorted(p for p in archive.rglob("*") if p.is_file())
     on_disk = {p.relative_to(archive).as_posix(): (p.stat().st_size, p.stat().st_mtime_ns) for p in files}
     assert _recorded_stats(db) == on_disk
@@ -158,10 +161,7 @@ def test_a_file_with_its_recorded_size_and_mtime_is_not_read_again(tmp_path):
 
 
 def test_a_landing_from_before_mtime_ns_gets_the_column_and_hashes_once(tmp_path):
-    archive = tmp_path / "archive"
-    shutil.copytree(SAMPLES / "runs/a-baseline-t5", archive / "a")
-    db = tmp_path / "t.duckdb"
-    ingest_archive(archive, db, tmp_path / "work")
+    archive, db = _landed(tmp_path, a="a-baseline-t5")
     with duckdb.connect(str(db)) as con:
         con.execute("alter table raw.files drop column mtime_ns")  # the landing as it was
     before = snapshot(db)
@@ -262,10 +262,7 @@ def test_a_file_unread_for_its_stat_is_sniffed_and_parsed_again_when_its_run_con
     """A changed run.toml (its start time: the parsers' context) re-lands the run's other
     files though their size and mtime are on record; each is then sniffed as a new file is,
     so the landing equals a fresh ingest of the same archive."""
-    archive = tmp_path / "archive"
-    shutil.copytree(SAMPLES / "runs/a-baseline-t5", archive / "a")
-    db = tmp_path / "t.duckdb"
-    ingest_archive(archive, db, tmp_path / "work")
+    archive, db = _landed(tmp_path, a="a-baseline-t5")
     toml = archive / "a/run.toml"
     toml.write_text(toml.read_text().replace("2026-11-21T22:05:11Z", "2026-11-21T22:05:12Z"))
     report = ingest_archive(archive, db, tmp_path / "work")
