@@ -33,17 +33,16 @@ import os
 import re
 import secrets
 import shutil
-import socket
 import subprocess
 import sys
 import tempfile
 import time
-import urllib.error
-import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
 
 import duckdb
+
+from mtabench.airflow_services import AirflowServices, free_port, time_of
 
 REPO = Path(__file__).resolve().parents[1]
 SAMPLES = REPO / "samples"
@@ -89,85 +88,20 @@ def add_run(inbox: Path, src: Path, run_id: str) -> None:
     manifest.write_text(text)
 
 
-class Services:
-    """The Airflow services (scripts/airflow_services.sh) on a free loopback port, and the REST
-    calls the bench needs: log in, unpause, trigger a DAG run and wait for it."""
-
-    def __init__(self, env: dict[str, str], log: Path):
-        self.env, self.log = env, log
-        self.base = f"http://127.0.0.1:{env['MTABENCH_AIRFLOW_PORT']}"
-        self.token = ""
-
-    def start(self) -> float:
-        t0 = time.monotonic()
-        with self.log.open("w") as out:
-            cmd = ["bash", str(REPO / "scripts" / "airflow_services.sh"), "start"]
-            subprocess.run(cmd, env=self.env, cwd=REPO, stdout=out, stderr=subprocess.STDOUT, check=True)
-        body = {
-            "username": self.env["MTABENCH_AIRFLOW_USER"],
-            "password": self.env["MTABENCH_AIRFLOW_PASSWORD"],
-        }
-        self.token = self.call("POST", "/auth/token", body)["access_token"]
-        self.wait(lambda: self.call("GET", "/api/v2/dags/mtabench_inbox"), 300, "mtabench_inbox parsed")
-        self.call("PATCH", "/api/v2/dags/mtabench_inbox", {"is_paused": False})
-        return time.monotonic() - t0
-
-    def stop(self) -> None:
-        with self.log.open("a") as out:
-            cmd = ["bash", str(REPO / "scripts" / "airflow_services.sh"), "stop"]
-            subprocess.run(cmd, env=self.env, cwd=REPO, stdout=out, stderr=subprocess.STDOUT, check=False)
-
-    def call(self, method: str, path: str, body: dict | None = None) -> dict:
-        req = urllib.request.Request(self.base + path, method=method)
-        req.add_header("Content-Type", "application/json")
-        if self.token:
-            req.add_header("Authorization", f"Bearer {self.token}")
-        data = json.dumps(body).encode() if body is not None else None
-        with urllib.request.urlopen(req, data=data, timeout=30) as resp:
-            return json.loads(resp.read() or b"{}")
-
-    def wait(self, fn, timeout: float, what: str, every: float = 1.0):
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            try:
-                if out := fn():
-                    return out
-            except urllib.error.HTTPError:
-                pass
-            time.sleep(every)
-        sys.exit(f"timed out after {timeout:.0f} s waiting for {what} (services log {self.log})")
-
-    def run(self, name: str, log: Path) -> Step:
-        """Trigger mtabench_inbox, wait for the run; its time from the scheduler's record."""
-        t0 = time.monotonic()
-        run = self.call("POST", "/api/v2/dags/mtabench_inbox/dagRuns", {"logical_date": None})
-        path = f"/api/v2/dags/mtabench_inbox/dagRuns/{run['dag_run_id']}"
-
-        def done():
-            r = self.call("GET", path)
-            return r if r["state"] in ("success", "failed") else None
-
-        run = self.wait(done, 1800, f"DAG run {run['dag_run_id']}", every=0.2)
-        wall = time.monotonic() - t0
-        tis = self.call("GET", f"{path}/taskInstances?limit=200")["task_instances"]
-        log.write_text(json.dumps({"run": run, "task_instances": tis}, indent=1, default=str))
-        if run["state"] != "success":
-            failed = sorted(t["task_id"] for t in tis if t["state"] not in ("success", "skipped"))
-            sys.exit(
-                f"{name} failed: tasks {failed} (services logs under {self.env['MTABENCH_AIRFLOW_HOME']})"
-            )
-        seconds = time_of(run["end_date"]) - time_of(run["queued_at"])
-        print(
-            f"  {name:<22} {seconds:7.1f} s   (wall {wall:.1f} s; run and task instances in {log})",
-            flush=True,
+def scheduler_step(services: AirflowServices, name: str, log: Path) -> Step:
+    """Trigger mtabench_inbox through the services and wait; its time from the scheduler's record."""
+    r = services.trigger("mtabench_inbox")
+    log.write_text(json.dumps({"run": r.run, "task_instances": r.task_instances}, indent=1, default=str))
+    if r.run["state"] != "success":
+        failed = sorted(t for t, ti in r.tasks.items() if ti["state"] not in ("success", "skipped"))
+        sys.exit(
+            f"{name} failed: tasks {failed} (services logs under {services.env['MTABENCH_AIRFLOW_HOME']})"
         )
-        return Step(name, seconds, log)
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+    print(
+        f"  {name:<22} {r.seconds:7.1f} s   (wall {r.wall_s:.1f} s; run and task instances in {log})",
+        flush=True,
+    )
+    return Step(name, r.seconds, log)
 
 
 def task_seconds(log: Path) -> float:
@@ -202,12 +136,6 @@ def subprocess_seconds(log: Path) -> float:
         elif any(e in line for e in ends):
             total, start = total + t - start, None
     return total
-
-
-def time_of(stamp: str) -> float:
-    from datetime import datetime
-
-    return datetime.fromisoformat(stamp.replace("Z", "+00:00")).timestamp()
 
 
 def served_runs(serving: Path) -> set[str]:
@@ -260,12 +188,12 @@ def main() -> int:
     )
     services = None
     if args.scheduler:
-        services = Services({**os.environ, **af_env, **extra}, logs / "services.log")
-        print(f"  services up, mtabench_inbox parsed in {services.start():.1f} s", flush=True)
+        services = AirflowServices({**os.environ, **af_env, **extra}, logs / "services.log")
+        print(f"  services up, mtabench_inbox parsed in {services.start('mtabench_inbox'):.1f} s", flush=True)
 
     def dag_step(name: str, log: Path) -> Step:
         if services:
-            return services.run(name, log.with_suffix(".json"))
+            return scheduler_step(services, name, log.with_suffix(".json"))
         return run_step(name, dag, af_env, log)
 
     try:

@@ -2,10 +2,11 @@
 
     ingest (scan the inbox, then every new/changed run, in one process; per run: a log line
             and an XCom entry)
-         ─▶ dbt (Cosmos WATCHER: one `dbt build` in dbt_producer_watcher, then one sensor
-                 per model `<model>_run` (fails if the model or one of its tests failed) and
-                 per seed `<seed>_seed`)
-         ─▶ validate (GX: landing and marts suites) ─▶ publish (atomic replace of the serving file)
+         ─▶ dbt (Cosmos WATCHER: one `dbt build` in dbt_producer_watcher ─▶ one sensor per
+                 model `<model>_run` (fails if the model or one of its tests failed) and per
+                 seed `<seed>_seed`, each decided in the triggerer under the scheduler)
+         dbt_producer_watcher ─▶ validate (GX: landing and marts suites)
+                              ─▶ publish (atomic replace of the serving file)
 
 The order is the CLI's (`mtabench run`): ingest, build, validate, publish; one dbt process and one
 GX process per DAG run, so a DAG run costs about what the CLI costs (bench/airflow_bench.py).
@@ -118,9 +119,12 @@ def mtabench_inbox():
         ),
         operator_args={"install_deps": False},
     )
-    watch_after_build(dbt)  # before wiring the group: the producer stays its only root
+    # before wiring the group: the producer stays its only root; validate waits for the build
+    # (which fails on a failed model or test), the sensors report beside it
+    producer = watch_after_build(dbt)
 
-    ingest() >> dbt >> validate() >> publish()
+    ingest() >> dbt
+    producer >> validate() >> publish()
 
 
 mtabench_inbox()

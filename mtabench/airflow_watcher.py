@@ -8,9 +8,13 @@ sensor per model that reads the producer's per-node results from XCom. Changes h
      producer would wait for it forever;
    - a sensor started beside the build holds a worker slot on a 2-core machine for the whole
      build; after it, each sensor finds its node's result at its first poke and ends at once.
-   The root sensors' only upstream is the producer, with trigger rule ONE_DONE: they run when
-   the build succeeded or failed (a failed build still shows which model or test failed, as its
+   Every sensor's only upstream is the producer, with trigger rule ONE_DONE: they run when the
+   build succeeded or failed (a failed build still shows which model or test failed, as its
    sensor fails) and are skipped when the build did not run (upstream failed, or nothing to do).
+   They all decide in one round: chained by the models' lineage they took one scheduler and
+   triggerer round trip (~2-3 s) per level of the dbt graph, 11 levels (39 s of a 73 s DAG run,
+   bench/airflow_bench.py --scheduler). The lineage is dbt's (`dbt docs`); a model downstream of
+   a failed one shows dbt's verdict on it (skipped), the failed one fails.
 
 2. One sensor per model answers for the model and its tests (`dbt.<model>_run`), instead of
    Cosmos's two (`dbt.<model>.run` and `dbt.<model>.test`, TestBehavior.AFTER_EACH): every task
@@ -25,30 +29,173 @@ sensor per model that reads the producer's per-node results from XCom. Changes h
    OpenLineage parse nothing reads (`BuildProducer`); the DAG turns off Cosmos's incremental
    XCom backup to a Variable.
 
-A sensor ends on its first poke and never retries on its own (a failed node fails again); when
-cleared in the UI it reruns its node alone (Cosmos's fallback), here `dbt build --select
-<model>`: the model and its tests. The producer runs in the DuckDB pool; the sensors only read
-XCom.
+4. Under the scheduler a sensor needs no worker process: it starts in the triggerer
+   (`start_from_trigger`), where `ModelResultTrigger` reads the ended build's result and ends
+   the task (success, failed or skipped) without going back to a worker. A task process costs
+   ~1 s of start-up, DAG parse and API calls, ~45 of them per DAG run on 2 cores (issue 16,
+   item 13). `airflow dags test` runs every task in its process, so there the sensor pokes
+   (the same decision, `model_verdict`).
+
+5. What comes after dbt (validate) waits for the producer, not for the sensors: the build fails
+   when a model or a test fails (dbt's exit code), so the sensors only report, beside validate
+   (~3 s of triggerer and scheduler rounds no longer on the DAG run's path). A failed sensor
+   still fails the DAG run (it is a leaf), and a failed build stops validate and publish.
+
+A sensor decides at once and never retries on its own (a failed node fails again); when cleared
+in the UI (or when the build reported nothing for its model) it resumes in a worker, where
+Cosmos's fallback reruns its node alone, here `dbt build --select <model>`: the model and its
+tests. The producer runs in the DuckDB pool; the sensors only read XCom.
 """
 
 from __future__ import annotations
 
+import asyncio
+from collections.abc import AsyncIterator
+from datetime import timedelta
 from typing import Any
 
 from airflow.sdk.exceptions import AirflowException, AirflowSkipException
+from airflow.triggers.base import (
+    BaseTrigger,
+    StartTriggerArgs,
+    TaskFailedEvent,
+    TaskSkippedEvent,
+    TaskSuccessEvent,
+    TriggerEvent,
+)
+from asgiref.sync import sync_to_async
 from cosmos.operators._watcher.aggregation import get_tests_status_xcom_key
 from cosmos.operators._watcher.state import (
     get_compiled_sql_xcom_key,
+    get_status_xcom_key,
     get_xcom_val,
     is_dbt_node_status_skipped,
     is_dbt_node_status_success,
 )
-from cosmos.operators.watcher import DbtProducerWatcherOperator, DbtRunWatcherOperator
+from cosmos.operators.watcher import (
+    DbtProducerWatcherOperator,
+    DbtRunWatcherOperator,
+    DbtSeedWatcherOperator,
+)
 
-SENSOR_TIMEOUT_S = 300  # the build has ended when a sensor starts: its first poke decides
+SENSOR_TIMEOUT_S = 300  # the build has ended when a sensor starts: its first look decides
+
+SUCCESS, SKIPPED, FAILED, UNKNOWN = "success", "skipped", "failed", "unknown"
+RESULTS_KEY = "mtabench_node_results"  # BuildProducer: {Cosmos status key: its value}
 
 
-class ModelAndTestsSensor(DbtRunWatcherOperator):
+def model_verdict(
+    unique_id: str,
+    status: str | None,
+    test_ids: tuple[str, ...],
+    tests_status: str | None,
+    producer_task_id: str,
+) -> tuple[str, str]:
+    """What the ended build did to a node and its tests: (SUCCESS | SKIPPED | FAILED | UNKNOWN,
+    the line to log). UNKNOWN: the build reported nothing for the node (Cosmos's poke decides)."""
+    what = f"{'Seed' if unique_id.startswith('seed.') else 'Model'} '{unique_id}'"
+    if status is None:
+        return UNKNOWN, f"{what}: no result from {producer_task_id}"
+    if is_dbt_node_status_skipped(status):
+        return SKIPPED, f"{what} was skipped by the dbt command."
+    if not is_dbt_node_status_success(status):
+        return FAILED, f"{what} finished with status '{status}' (see the log of {producer_task_id})"
+    if not test_ids:
+        return SUCCESS, f"{what} built: {status}"
+    names = ", ".join(t.split(".")[2] for t in test_ids)
+    if is_dbt_node_status_success(tests_status):
+        return SUCCESS, f"{what} built: {status}; {len(test_ids)} test(s) passed: {names}"
+    return FAILED, (
+        f"Tests for model '{unique_id}' finished with status '{tests_status}' (its tests: {names};"
+        f" the failed one is named in the log of {producer_task_id})"
+    )
+
+
+_RESULTS: dict[tuple[str, str, str], tuple[asyncio.Future, float]] = {}
+_RESULTS_TTL_S = 60.0  # the sensors of one build start together; a later read reads again
+
+
+class ModelResultTrigger(BaseTrigger):
+    """A sensor's whole task, in the triggerer: two XCom reads of the ended build (the node's
+    status, then its tests'), then the task ends there. A cleared sensor (try > 1) or a node
+    the build reported nothing for resumes in a worker (`resume_in_worker`)."""
+
+    def __init__(self, model_unique_id: str, producer_task_id: str, test_ids: list[str] | None = None):
+        super().__init__()
+        self.model_unique_id = model_unique_id
+        self.producer_task_id = producer_task_id
+        self.test_ids = tuple(test_ids or ())
+
+    def serialize(self) -> tuple[str, dict[str, Any]]:
+        return (
+            f"{__name__}.{type(self).__name__}",
+            {
+                "model_unique_id": self.model_unique_id,
+                "producer_task_id": self.producer_task_id,
+                "test_ids": list(self.test_ids),
+            },
+        )
+
+    async def _xcom(self, key: str) -> Any:
+        from airflow.sdk.execution_time.xcom import XCom
+
+        ti = self.task_instance
+        return await sync_to_async(XCom.get_one)(
+            run_id=ti.run_id, key=key, task_id=self.producer_task_id, dag_id=ti.dag_id, map_index=ti.map_index
+        )
+
+    async def _results(self) -> dict[str, Any] | None:
+        """The build's results (RESULTS_KEY), read once per DAG run by all the sensors' triggers
+        in this triggerer process (they run in one event loop)."""
+        ti = self.task_instance
+        key = (ti.dag_id, ti.run_id, self.producer_task_id)
+        loop = asyncio.get_running_loop()
+        now = loop.time()
+        for stale in [k for k, (_, at) in _RESULTS.items() if now - at > _RESULTS_TTL_S]:
+            del _RESULTS[stale]
+        if key not in _RESULTS:
+            _RESULTS[key] = (asyncio.ensure_future(self._xcom(RESULTS_KEY)), now)
+        try:
+            return await asyncio.shield(_RESULTS[key][0])
+        except Exception:  # noqa: BLE001 - a failed read: the node's own keys decide
+            _RESULTS.pop(key, None)
+            return None
+
+    async def _status(self, key: str) -> Any:
+        results = await self._results()
+        if results is not None:
+            return results.get(key)
+        return await self._xcom(key)
+
+    async def run(self) -> AsyncIterator[TriggerEvent]:
+        if self.task_instance.try_number > 1:  # cleared in the UI: Cosmos's fallback, in a worker
+            yield TriggerEvent({"resume": "cleared"})
+            return
+        node = await self._status(get_status_xcom_key(self.model_unique_id))
+        status = node.get("status") if isinstance(node, dict) else None
+        tests = None
+        if self.test_ids and is_dbt_node_status_success(status):
+            tests = await self._status(get_tests_status_xcom_key(self.model_unique_id))
+        verdict, line = model_verdict(
+            self.model_unique_id, status, self.test_ids, tests, self.producer_task_id
+        )
+        if verdict == FAILED:
+            self.log.error(line)
+        else:
+            self.log.info(line)
+        event = {SUCCESS: TaskSuccessEvent, SKIPPED: TaskSkippedEvent, FAILED: TaskFailedEvent}.get(verdict)
+        yield event() if event else TriggerEvent({"resume": line})
+
+
+class DecidedInTriggerer:
+    """Mixin of the group's sensors: where the trigger could not decide, the worker pokes."""
+
+    def resume_in_worker(self, context: Any, event: Any = None) -> Any:
+        self.log.info("Deciding in the worker (%s)", event)
+        return self.execute(context)
+
+
+class ModelAndTestsSensor(DecidedInTriggerer, DbtRunWatcherOperator):
     """Cosmos's model sensor, failing also when one of the model's tests failed in the build.
 
     A first try reads what it needs and no more: the model's compiled SQL (a rendered field,
@@ -75,34 +222,44 @@ class ModelAndTestsSensor(DbtRunWatcherOperator):
         if ti.try_number > 1:  # cleared in the UI: Cosmos's fallback, `dbt build`
             return super().poke(context)
         status = self._get_node_status(ti, context)
-        if status is None:  # no result for the model: Cosmos asks the producer's state
-            return super().poke(context)
-        what = f"Model '{self.model_unique_id}'"
-        if is_dbt_node_status_skipped(status):
-            raise AirflowSkipException(f"{what} was skipped by the dbt command.")
-        if not is_dbt_node_status_success(status):
-            raise AirflowException(
-                f"{what} finished with status '{status}' (see the log of {self.producer_task_id})"
-            )
-        self.log.info("%s built: %s", what, status)
-        if not self.test_ids:
-            return True
-        key = get_tests_status_xcom_key(self.model_unique_id)
-        status = get_xcom_val(ti, self.producer_task_id, key)
-        names = ", ".join(t.split(".")[2] for t in self.test_ids)
-        if is_dbt_node_status_success(status):
-            self.log.info("%d test(s) of %s passed: %s", len(self.test_ids), self.model_unique_id, names)
-            return True
-        raise AirflowException(
-            f"Tests for model '{self.model_unique_id}' finished with status '{status}' (its tests: {names};"
-            f" the failed one is named in the log of {self.producer_task_id})"
+        tests = None
+        if self.test_ids and is_dbt_node_status_success(status):
+            tests = get_xcom_val(ti, self.producer_task_id, get_tests_status_xcom_key(self.model_unique_id))
+        verdict, line = model_verdict(
+            self.model_unique_id, status, self.test_ids, tests, self.producer_task_id
         )
+        if verdict == UNKNOWN:  # no result for the model: Cosmos asks the producer's state
+            return super().poke(context)
+        if verdict == SKIPPED:
+            raise AirflowSkipException(line)
+        if verdict == FAILED:
+            raise AirflowException(line)
+        self.log.info(line)
+        return True
+
+
+class SeedSensor(DecidedInTriggerer, DbtSeedWatcherOperator):
+    """Cosmos's seed sensor, decided in the triggerer under the scheduler."""
 
 
 class BuildProducer(DbtProducerWatcherOperator):
     """Cosmos's producer, without the OpenLineage parse of dbt's artifacts after the build: with
     `emit_datasets=False` nothing reads its events, and it re-reads manifest.json and
-    run_results.json of ~300 nodes (~0.5 s) between dbt's exit and the end of the task."""
+    run_results.json of ~300 nodes (~0.5 s) between dbt's exit and the end of the task.
+
+    When the build ends (passed or failed) it also pushes every node's and every model's tests'
+    status as one XCom (RESULTS_KEY), taken from Cosmos's own record of its pushes: the sensors'
+    triggers then read one value between them, not two each (~25 ms per read, one at a time)."""
+
+    def execute(self, context: Any, **kwargs: Any) -> Any:
+        try:
+            return super().execute(context, **kwargs)
+        finally:
+            ti = context["ti"]
+            pushed = getattr(ti, "_cosmos_xcom_backup_buffer", None)
+            if pushed is not None and ti.try_number == 1:
+                results = {k: v for k, v in pushed.items() if k.endswith("_status") and k != "task_status"}
+                ti.xcom_push(key=RESULTS_KEY, value=results)
 
     def calculate_openlineage_events_completes(self, *args: Any, **kwargs: Any) -> bool:
         if self.emit_datasets:
@@ -129,9 +286,10 @@ def _without_resource_type_flags(flags: list[str]) -> list[str]:
     return out
 
 
-def watch_after_build(group: Any) -> None:
+def watch_after_build(group: Any) -> Any:
     """Run the group's sensors after its producer, one per model for the model and its tests
-    (call before wiring the group's upstream; the group is rendered with TestBehavior.NONE)."""
+    (call before wiring the group's upstream; the group is rendered with TestBehavior.NONE).
+    Returns the producer: what comes after the build waits for it, not for the sensors (5.)."""
     from airflow.sdk import TriggerRule
     from cosmos.constants import PRODUCER_WATCHER_TASK_ID
 
@@ -142,15 +300,33 @@ def watch_after_build(group: Any) -> None:
         producer.__class__ = BuildProducer  # same constructor, no OpenLineage parse when unused
     sensors = [t for t in tasks if hasattr(t, "producer_task_id")]
     in_group = {t.task_id for t in tasks}
+    by_id = {t.task_id: t for t in tasks}
     for sensor in sensors:
         if type(sensor) is DbtRunWatcherOperator:
             sensor.__class__ = ModelAndTestsSensor  # same constructor, a poke that checks tests too
             sensor.test_ids = tuple(producer.tests_per_model.get(sensor.model_unique_id, ()))
+        elif type(sensor) is DbtSeedWatcherOperator:
+            sensor.__class__ = SeedSensor
+        if isinstance(sensor, DecidedInTriggerer):  # the scheduler defers it straight to the triggerer
+            sensor.start_from_trigger = True
+            sensor.start_trigger_args = StartTriggerArgs(
+                trigger_cls=f"{__name__}.{ModelResultTrigger.__name__}",
+                trigger_kwargs={
+                    "model_unique_id": sensor.model_unique_id,
+                    "producer_task_id": sensor.producer_task_id,
+                    "test_ids": list(getattr(sensor, "test_ids", ())),
+                },
+                next_method=DecidedInTriggerer.resume_in_worker.__name__,
+                timeout=timedelta(seconds=SENSOR_TIMEOUT_S),
+            )
         sensor.deferrable = False
         sensor.mode = "poke"
         sensor.poke_interval = 1.0
         sensor.timeout = float(SENSOR_TIMEOUT_S)
         sensor.retries = 0
-        if not sensor.upstream_task_ids & in_group:  # a root of the dbt graph
-            producer >> sensor
-            sensor.trigger_rule = TriggerRule.ONE_DONE
+        for upstream in sensor.upstream_task_ids & in_group:  # the lineage edges (see 1.)
+            by_id[upstream].downstream_task_ids.discard(sensor.task_id)
+        sensor.upstream_task_ids.difference_update(in_group)
+        producer >> sensor
+        sensor.trigger_rule = TriggerRule.ONE_DONE
+    return producer

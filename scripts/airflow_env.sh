@@ -19,6 +19,12 @@ _mtabench_airflow_export() {
     repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
     export MTABENCH_REPO="${MTABENCH_REPO:-$repo}"
     export MTABENCH_AIRFLOW_VENV="$MTABENCH_REPO/envs/airflow/.venv"
+    # the triggerer imports the dbt sensors' trigger (mtabench.airflow_watcher) by its class
+    # path; DAG files put the repo on sys.path themselves, the triggerer parses none
+    case ":${PYTHONPATH:-}:" in
+        *":$MTABENCH_REPO:"*) ;;
+        *) export PYTHONPATH="$MTABENCH_REPO${PYTHONPATH:+:$PYTHONPATH}" ;;
+    esac
     export MTABENCH_AIRFLOW_PORT="${MTABENCH_AIRFLOW_PORT:-8080}"
     export MTABENCH_AIRFLOW_USER="${MTABENCH_AIRFLOW_USER:-admin}"
     export AIRFLOW_HOME="${MTABENCH_AIRFLOW_HOME:-$MTABENCH_REPO/data/airflow}"
