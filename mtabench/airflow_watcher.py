@@ -111,6 +111,26 @@ def model_verdict(
     )
 
 
+def node_statuses(results: dict[str, Any], unique_id: str) -> tuple[str | None, str | None]:
+    """(the node's status, its tests' aggregated status) from the build's results (RESULTS_KEY)."""
+    node = results.get(get_status_xcom_key(unique_id))
+    status = node.get("status") if isinstance(node, dict) else None
+    return status, results.get(get_tests_status_xcom_key(unique_id))
+
+
+_POKED: dict[tuple[str, str, str], dict[str, Any] | None] = {}
+
+
+def build_results(ti: Any, producer_task_id: str) -> dict[str, Any] | None:
+    """The build's results, read once per process and DAG run: `airflow dags test` runs all ~47
+    sensors in one process (two XCom reads each otherwise)."""
+    key = (ti.dag_id, ti.run_id, producer_task_id)
+    if key not in _POKED:
+        _POKED.clear()  # one DAG run at a time in a process
+        _POKED[key] = get_xcom_val(ti, producer_task_id, RESULTS_KEY)
+    return _POKED[key]
+
+
 _RESULTS: dict[tuple[str, str, str], tuple[asyncio.Future, float]] = {}
 _RESULTS_TTL_S = 60.0  # the sensors of one build start together; a later read reads again
 
@@ -161,21 +181,22 @@ class ModelResultTrigger(BaseTrigger):
             _RESULTS.pop(key, None)
             return None
 
-    async def _status(self, key: str) -> Any:
+    async def _statuses(self) -> tuple[str | None, str | None]:
         results = await self._results()
         if results is not None:
-            return results.get(key)
-        return await self._xcom(key)
+            return node_statuses(results, self.model_unique_id)
+        node = await self._xcom(get_status_xcom_key(self.model_unique_id))
+        status = node.get("status") if isinstance(node, dict) else None
+        tests = None
+        if self.test_ids and is_dbt_node_status_success(status):
+            tests = await self._xcom(get_tests_status_xcom_key(self.model_unique_id))
+        return status, tests
 
     async def run(self) -> AsyncIterator[TriggerEvent]:
         if self.task_instance.try_number > 1:  # cleared in the UI: Cosmos's fallback, in a worker
             yield TriggerEvent({"resume": "cleared"})
             return
-        node = await self._status(get_status_xcom_key(self.model_unique_id))
-        status = node.get("status") if isinstance(node, dict) else None
-        tests = None
-        if self.test_ids and is_dbt_node_status_success(status):
-            tests = await self._status(get_tests_status_xcom_key(self.model_unique_id))
+        status, tests = await self._statuses()
         verdict, line = model_verdict(
             self.model_unique_id, status, self.test_ids, tests, self.producer_task_id
         )
@@ -221,10 +242,14 @@ class ModelAndTestsSensor(DecidedInTriggerer, DbtRunWatcherOperator):
         ti = context["ti"]
         if ti.try_number > 1:  # cleared in the UI: Cosmos's fallback, `dbt build`
             return super().poke(context)
-        status = self._get_node_status(ti, context)
-        tests = None
-        if self.test_ids and is_dbt_node_status_success(status):
-            tests = get_xcom_val(ti, self.producer_task_id, get_tests_status_xcom_key(self.model_unique_id))
+        results = build_results(ti, self.producer_task_id)
+        if results is not None:
+            status, tests = node_statuses(results, self.model_unique_id)
+        else:
+            status, tests = self._get_node_status(ti, context), None
+            if self.test_ids and is_dbt_node_status_success(status):
+                key = get_tests_status_xcom_key(self.model_unique_id)
+                tests = get_xcom_val(ti, self.producer_task_id, key)
         verdict, line = model_verdict(
             self.model_unique_id, status, self.test_ids, tests, self.producer_task_id
         )
