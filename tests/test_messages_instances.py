@@ -132,3 +132,32 @@ def test_messages_equal_a_replay_of_the_maillog(run, con):
     )
     assert sum(expected.values()) > 0
     assert got == expected
+
+
+def test_messages_built_in_batches_equal_one_statement(built_db, tmp_path):
+    """`messages` built in batches of runs (per_run_batch_lines: each batch its own statement,
+    macros/per_run.sql) holds exactly the rows of the one-statement build checked above."""
+    import json
+    import shutil
+
+    import duckdb
+
+    from mtabench.dbt import run_dbt
+    from mtabench.paths import Paths
+
+    db = tmp_path / "batched" / built_db.name  # its views name the catalog after the file
+    db.parent.mkdir()
+    shutil.copy(built_db, db)  # the maillog parts are read where the built DB wrote them
+    paths = Paths(db=db, data_dir=tmp_path)
+    small = json.dumps({"per_run_batch_lines": 20000})
+    run_dbt(paths, ["run", "--select", "messages", "--full-refresh", "--vars", small], lambda _: None)
+    log = (tmp_path / "dbt_logs" / "dbt.log").read_text()
+    inserts = log.count(f'insert into "{db.stem}"."main"."messages" by name')
+    assert inserts >= 2, "no further batch was inserted: a run holds over 20,000 of the samples' lines"
+    with duckdb.connect(str(db), read_only=True) as con:
+        con.execute(f"attach '{built_db}' as one (read_only)")
+        diff = "select count(*) from (from {} except all from {})"
+        only_batched = con.execute(diff.format("main.messages", "one.main.messages")).fetchone()[0]
+        only_one = con.execute(diff.format("one.main.messages", "main.messages")).fetchone()[0]
+        assert (only_batched, only_one) == (0, 0)
+        assert con.execute("select count(*) from main.messages").fetchone()[0] > 0

@@ -11,20 +11,23 @@
   On Spark the same models are plain tables (full rebuild each time). A schema change syncs
   the columns (sync_all_columns); a code change rebuilds every run anyway.
 
-  Use: {{ config(**per_run_config()) }} at the top of the model, and
+  Use: {{ config(**per_run_config()) }} at the top of the model (batch_lines=N: built in
+  batches of runs, see per_run_files_batch below), and
   `where {{ per_run_only('run_id') }}` on each input it reads rows from. A model whose rows
   carry a folder's `#n` runs (postal output holding several runs) uses
   per_run_config(folders=true) and per_run_folders_only / per_run_ids_only (below).
 #}
 
-{% macro per_run_config(folders=false) %}
+{% macro per_run_config(folders=false, batch_lines=none) %}
     {% if target.type == 'duckdb' %}
+        {% set batches = [] if batch_lines is none else
+            ["{{ per_run_insert_batches('file_id', " ~ batch_lines ~ ") }}"] %}
         {{ return({
             'materialized': 'incremental',
             'incremental_strategy': 'append',
             'on_schema_change': 'sync_all_columns',
             'pre_hook': ["{{ per_run_folders_delete_stale() }}" if folders else "{{ per_run_delete_stale() }}"],
-            'post_hook': ["{{ per_run_forget() }}", "{{ per_run_record() }}"],
+            'post_hook': batches + ["{{ per_run_forget() }}", "{{ per_run_record() }}"],
         }) }}
     {% endif %}
     {{ return({'materialized': 'table'}) }}
@@ -199,4 +202,81 @@
     {% if not is_incremental() %}{{ return('') }}{% endif %}
     delete from {{ this }}
     where run_id is null or split_part(run_id, '#', 1) not in ({{ per_run_folders_fresh() }})
+{% endmacro %}
+
+{#
+  Batches (issue 18, "Scale"): a per-run model whose one statement over every pending run
+  outgrows DuckDB's memory is built in batches of whole runs, each of at most `lines` landed
+  lines (and 2000 files). `messages` numbers each queue id's lines with a window that carries
+  the lines' columns: at 236x the samples (57 M queue-id lines) one statement spilled and took
+  336 s; an eighth of the files took 46 s, a 32nd 4.8 s, so the time per line grows with the
+  statement's size. The model reads its lines through per_run_files_batch(column, lines): the
+  first batch's file ids as literals, in its own statement; the post-hook
+  per_run_insert_batches(lines) inserts each further batch with the same compiled SQL and that
+  batch's ids in their place. Runs stay whole (a queue id's lines span a run's maillog and
+  drain log). An incremental build of one new run is one batch, as before.
+#}
+{% macro per_run_file_batches(lines) %}
+    {% set sub %}
+        select fr.run_id, fr.file_id, coalesce(f.lines_total, 0) as n
+        from {{ ref('int_file_runs') }} as fr
+        inner join {{ ref('stg_raw__files') }} as f on fr.file_id = f.file_id
+        where {{ per_run_only('fr.run_id') }}
+        order by fr.run_id, fr.file_id
+    {% endset %}
+    {% set rows = run_query(sub).rows %}
+    {% set batches = [] %}
+    {% set state = {'batch': [], 'lines': 0, 'run': none, 'run_files': [], 'run_lines': 0} %}
+    {% for row in rows %}
+        {% if row[0] != state.run %}
+            {% do _per_run_close_run(state, batches, lines) %}
+            {% do state.update({'run': row[0], 'run_files': [], 'run_lines': 0}) %}
+        {% endif %}
+        {% do state.run_files.append(row[1]) %}
+        {% do state.update({'run_lines': state.run_lines + row[2]}) %}
+    {% endfor %}
+    {% do _per_run_close_run(state, batches, lines) %}
+    {% if state.batch %}{% do batches.append(state.batch) %}{% endif %}
+    {{ return(batches) }}
+{% endmacro %}
+
+{# a run's files join the open batch, or start the next one when the batch would outgrow `lines` #}
+{% macro _per_run_close_run(state, batches, lines) %}
+    {% if not state.run_files %}{{ return('') }}{% endif %}
+    {% if state.batch and (state.lines + state.run_lines > lines
+            or (state.batch | length) + (state.run_files | length) > 2000) %}
+        {% do batches.append(state.batch) %}
+        {% do state.update({'batch': [], 'lines': 0}) %}
+    {% endif %}
+    {% do state.update({'batch': state.batch + state.run_files, 'lines': state.lines + state.run_lines}) %}
+    {{ return('') }}
+{% endmacro %}
+
+{% macro _per_run_batch_filter(column, ids) -%}
+    {{ column }} in ({{ ids | join(', ') }})
+{%- endmacro %}
+
+{# the model's filter: the first batch's file ids (`false` when no run is pending); on Spark,
+   where the model is a plain table without the post-hook, every file (`true`) #}
+{% macro per_run_files_batch(column, lines) -%}
+    {%- if execute and target.type == 'duckdb' -%}
+        {%- set batches = per_run_file_batches(lines) -%}
+        {{ _per_run_batch_filter(column, batches[0]) if batches else 'false' }}
+    {%- else -%}
+        true
+    {%- endif -%}
+{%- endmacro %}
+
+{# post-hook: one insert per further batch, the model's compiled SQL with that batch's ids #}
+{% macro per_run_insert_batches(column, lines) %}
+    {% if not execute %}{{ return('') }}{% endif %}
+    {% set batches = per_run_file_batches(lines) %}
+    {% set first = _per_run_batch_filter(column, batches[0]) if batches else none %}
+    {% for ids in batches[1:] %}
+        {% if first not in sql %}
+            {% do exceptions.raise_compiler_error(this ~ ': the first batch filter is not in the compiled SQL') %}
+        {% endif %}
+        {% do run_query('insert into ' ~ this ~ ' by name ' ~ sql.replace(first, _per_run_batch_filter(column, ids))) %}
+    {% endfor %}
+    {{ return('') }}
 {% endmacro %}

@@ -1,5 +1,5 @@
-{{ config(**per_run_config()) }}
--- depends_on: {{ ref('int_run_fingerprints') }}, {{ ref('int_file_runs') }}
+{{ config(**per_run_config(batch_lines=var('per_run_batch_lines'))) }}
+-- depends_on: {{ ref('int_run_fingerprints') }}, {{ ref('int_file_runs') }}, {{ ref('stg_raw__files') }}
 
 -- One row per message per run: when the MTA received it, who sent it, and how its deliveries
 -- ended. A message is a queue id and its `message_instance` (Postfix reuses queue ids).
@@ -10,6 +10,8 @@
 -- the queue id from its first line (smtpd/postscreen `client=`, pickup, cleanup) up to and
 -- including its `removed` line; the next line with that id starts the next instance. The
 -- numbering window sorts only the columns used below, not whole lines (issue 18, "Scale").
+-- Built in batches of runs of at most `per_run_batch_lines` lines, each its own statement
+-- (macros/per_run.sql, per_run_files_batch): the window over all of a big archive's lines spills.
 
 with
 
@@ -42,7 +44,7 @@ queue_lines as (
         is_expired
     from {{ ref('int_maillog__lines') }}
     where queue_id is not null
-        and {{ per_run_files_only('file_id') }}
+        and {{ per_run_files_batch('file_id', var('per_run_batch_lines')) }}
 ),
 
 lines as (
