@@ -2,6 +2,7 @@
 
     uv run python bench/scale_bench.py --copies 32 [--keep DIR] [--skip-add]
     uv run python bench/scale_bench.py --copies 32 --keep DIR --add-only   # one more run, timed
+    uv run python bench/scale_bench.py --keep DIR --rebuild   # build, validate, publish all anew
 
 Copy k of every sample run lands in `copy-K/<run>/` (its own experiment folder), with the
 files hardlinked and a rewritten `run.toml`: run_id `<run_id>~cK` and hostname `lab-K`, as
@@ -240,6 +241,24 @@ def add_one(work: Path, archive: Path, copies: int) -> int:
     return 1 if any(s.exit_code for s in add) else 0
 
 
+def rebuild(work: Path) -> int:
+    """Build + validate + publish of a kept archive from scratch: every run's rows rebuilt,
+    every run validated, every table written (each stage its own process)."""
+    env = {**os.environ, "MTABENCH_DATA": str(work / "data")}
+    env.pop("MTABENCH_DB", None)
+    env.pop("MTABENCH_SERVING_DB", None)
+    cli, log = [sys.executable, "-m", "mtabench.cli"], work / "stages.log"
+    print(f"load average {os.getloadavg()[0]:.1f}", flush=True)
+    stages = [
+        timed("build", [*cli, "build", "--full-refresh"], env, log),
+        timed("validate", [*cli, "validate", "--all-runs"], env, log),
+        timed("publish", [*cli, "publish", "--full"], env, log),
+    ]
+    total, peak = sum(s.wall_s for s in stages), max(s.peak_rss_mb for s in stages)
+    print(f"build + validate + publish: {total:.1f} s; peak RSS of any stage {peak:.0f} MB")
+    return 1 if any(s.exit_code for s in stages) else 0
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--copies", type=int, default=2)
@@ -250,7 +269,17 @@ def main(argv: list[str] | None = None) -> int:
         action="store_true",
         help="with --keep DIR of an earlier run: only add one more run to its archive and time that",
     )
+    ap.add_argument(
+        "--rebuild",
+        action="store_true",
+        help="with --keep DIR of an earlier run: time build --full-refresh, validate --all-runs,"
+        " publish --full",
+    )
     args = ap.parse_args(argv)
+    if args.rebuild:
+        if not args.keep or not (args.keep / "data" / "mtabench.duckdb").exists():
+            ap.error("--rebuild needs --keep DIR holding an archive built before")
+        return rebuild(args.keep)
     if args.add_only:
         if not args.keep or not (args.keep / "data" / "mtabench.duckdb").exists():
             ap.error("--add-only needs --keep DIR holding an archive built before")
