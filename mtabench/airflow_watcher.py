@@ -136,9 +136,10 @@ _RESULTS_TTL_S = 60.0  # the sensors of one build start together; a later read r
 
 
 class ModelResultTrigger(BaseTrigger):
-    """A sensor's whole task, in the triggerer: two XCom reads of the ended build (the node's
-    status, then its tests'), then the task ends there. A cleared sensor (try > 1) or a node
-    the build reported nothing for resumes in a worker (`resume_in_worker`)."""
+    """A sensor's whole task, in the triggerer: the ended build's results (RESULTS_KEY, one read
+    shared by the triggers of a DAG run), then the task ends there. A cleared sensor (try > 1),
+    or a node (or a build) with no result on record, resumes in a worker (`resume_in_worker`),
+    whose poke reads the node's own keys."""
 
     def __init__(self, model_unique_id: str, producer_task_id: str, test_ids: list[str] | None = None):
         super().__init__()
@@ -177,26 +178,16 @@ class ModelResultTrigger(BaseTrigger):
             _RESULTS[key] = (asyncio.ensure_future(self._xcom(RESULTS_KEY)), now)
         try:
             return await asyncio.shield(_RESULTS[key][0])
-        except Exception:  # noqa: BLE001 - a failed read: the node's own keys decide
+        except Exception:  # noqa: BLE001 - a failed read: the worker's poke decides
             _RESULTS.pop(key, None)
             return None
-
-    async def _statuses(self) -> tuple[str | None, str | None]:
-        results = await self._results()
-        if results is not None:
-            return node_statuses(results, self.model_unique_id)
-        node = await self._xcom(get_status_xcom_key(self.model_unique_id))
-        status = node.get("status") if isinstance(node, dict) else None
-        tests = None
-        if self.test_ids and is_dbt_node_status_success(status):
-            tests = await self._xcom(get_tests_status_xcom_key(self.model_unique_id))
-        return status, tests
 
     async def run(self) -> AsyncIterator[TriggerEvent]:
         if self.task_instance.try_number > 1:  # cleared in the UI: Cosmos's fallback, in a worker
             yield TriggerEvent({"resume": "cleared"})
             return
-        status, tests = await self._statuses()
+        results = await self._results()  # none: no verdict here, the worker's poke reads the keys
+        status, tests = node_statuses(results, self.model_unique_id) if results is not None else (None, None)
         verdict, line = model_verdict(
             self.model_unique_id, status, self.test_ids, tests, self.producer_task_id
         )

@@ -272,10 +272,10 @@
     {% if not execute %}{{ return('') }}{% endif %}
     {% set batches = per_run_file_batches(lines) %}
     {% set first = _per_run_batch_filter(column, batches[0]) if batches else none %}
+    {% if batches | length > 1 and first not in sql %}
+        {% do exceptions.raise_compiler_error(this ~ ': the first batch filter is not in the compiled SQL') %}
+    {% endif %}
     {% for ids in batches[1:] %}
-        {% if first not in sql %}
-            {% do exceptions.raise_compiler_error(this ~ ': the first batch filter is not in the compiled SQL') %}
-        {% endif %}
         {% do run_query('insert into ' ~ this ~ ' by name ' ~ sql.replace(first, _per_run_batch_filter(column, ids))) %}
     {% endfor %}
     {{ return('') }}
