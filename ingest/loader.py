@@ -19,7 +19,7 @@ from pathlib import Path
 import duckdb
 
 from ingest import archive as arc
-from ingest import maillog_lines
+from ingest import folder_state, maillog_lines
 from ingest.detect import Detection, detect
 from ingest.landing import _insert, delete_file_rows, ensure_schema, land_file, refresh_views
 from ingest.line_guard import ParserBug, TooManyBadValues, blamed_line
@@ -180,9 +180,14 @@ def ingest_archive(
     with duckdb.connect(str(db_path)) as con:
         apply_limits(con)
         ensure_schema(con)
+        folder_state.ensure(con)
         for row in con.execute("select run_id, run_key from raw.runs").fetchall():
             used_ids[row[0]] = row[1]
         ledger = Ledgers.load(con, trust_stat)
+        # the folders' states are trusted only with the stat shortcut, and not when maillogs
+        # are also staged for Spark (the full path checks each file is staged)
+        if trust_stat and lines_dir is None:
+            ledger.states = folder_state.load(con)
         # the Parquet-landed tables' views are rebuilt once, not per file (binding a view
         # reads every part's footer); a killed ingest leaves them to the next ensure_schema
         try:
@@ -211,6 +216,7 @@ def ingest_archive(
                 for key in report.dropped:
                     progress(f"  - {key}: no longer in the archive; its rows were removed")
         finally:
+            folder_state.save(con, ledger.new_states)
             refresh_views(con)
     return report
 
@@ -227,6 +233,7 @@ def drop_runs_not_in(con, seen: set[str]) -> list[str]:
         rows = con.execute("select file_id, format from raw.files where run_key = ?", [key]).fetchall()
         for fid, fmt in rows:
             delete_file_rows(con, fid, fmt, every_table=False)
+        folder_state.forget(con, key)
         con.execute("delete from raw.files where run_key = ?", [key])
         con.execute("delete from raw.runs where run_key = ?", [key])
         con.execute("commit")
@@ -254,6 +261,8 @@ class Ledgers:
     files: dict[int, KnownFile]
     runs: dict[str, dict]
     trust_stat: bool = True
+    states: dict[str, str] = field(default_factory=dict)  # run_key -> folder state on record
+    new_states: dict[str, str | None] = field(default_factory=dict)  # to record at the end
 
     @classmethod
     def load(cls, con, trust_stat: bool = True) -> Ledgers:
@@ -280,15 +289,53 @@ class Ledgers:
 def _ingest_run(
     con, folder: arc.RunFolder, used_ids: dict[str, str], lines_dir: Path | None, ledger: Ledgers
 ) -> RunOutcome:
-    manifest, manifest_error = None, None
     files = [FileSource(p, rel) for p, rel in folder.files]
+    stats = {src.rel_path: src.path.stat() for src in files}
+    state = folder_state.folder_state(stats) if not folder.bundle else None
+    if state is not None and (same := _unchanged_run(folder, stats, state, ledger)) is not None:
+        return same
+    out = _ingest_run_files(con, folder, files, stats, used_ids, lines_dir, ledger)
+    ok = all(f.status != "error" for f in out.files)
+    ledger.new_states[folder.run_key] = state if ok and lines_dir is None else None
+    return out
+
+
+def _unchanged_run(
+    folder: arc.RunFolder, stats: dict[str, os.stat_result], state: str, ledger: Ledgers
+) -> RunOutcome | None:
+    """The run as recorded, if its folder's state is the one on record (ingest/folder_state.py)
+    and each file's row still holds; else None (the full path)."""
+    run = ledger.runs.get(folder.run_key)
+    if run is None or ledger.states.get(folder.run_key) != state:
+        return None
+    outcomes = []
+    for rel, st in stats.items():
+        prev = ledger.unchanged(file_id_for(rel), st)
+        if prev is None or prev.status == "error":
+            return None
+        outcomes.append(FileOutcome(rel, prev.format, "unchanged", prev.message))
+    notes = run["inferred"].split("; ") if run["inferred"] else []
+    out = RunOutcome(folder.run_key, run["run_id"], files=outcomes, notes=notes)
+    out.warnings = [n for n in notes if "already used" in n or n.startswith("run.toml unreadable")]
+    return out
+
+
+def _ingest_run_files(
+    con,
+    folder: arc.RunFolder,
+    files: list[FileSource],
+    stats: dict[str, os.stat_result],
+    used_ids: dict[str, str],
+    lines_dir: Path | None,
+    ledger: Ledgers,
+) -> RunOutcome:
+    manifest, manifest_error = None, None
     for src in files:
         if src.rel_path.endswith("/run.toml"):
             try:
                 manifest = parse_manifest(src.data().decode("utf-8"))
             except (ManifestError, UnicodeDecodeError, ValueError) as exc:
                 manifest_error = str(exc)
-    stats = {src.rel_path: src.path.stat() for src in files}
     detections: dict[str, Detection | Exception] = {}
     for src in files:
         # a file unchanged since it was hashed was sniffed then: its format is on record

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 from collections.abc import Iterator
@@ -82,7 +83,7 @@ def validate(
 
 # Rows per DataFrame handed to GX: a check streams its query in chunks, so validate's memory
 # stays flat however big the marts grow (a whole-mart DataFrame needed 11 GB at 10 M messages).
-CHUNK_VECTORS = 128  # x 2048 rows per DuckDB vector = 262,144 rows
+CHUNK_VECTORS = 512  # x 2048 rows per DuckDB vector = 1,048,576 rows (~0.3 s of GX per chunk)
 # Uniqueness cannot be judged chunk by chunk: GX gets the rows whose key occurs more than once
 # (found by DuckDB), so an empty frame passes and any duplicate fails with its rows.
 UNIQUENESS = ("ExpectColumnValuesToBeUnique", "ExpectCompoundColumnsToBeUnique")
@@ -124,7 +125,7 @@ def _chunks(con, sql: str) -> Iterator:
         cur.execute(sql)
         first = True
         while True:
-            df = cur.fetch_df_chunk(CHUNK_VECTORS)
+            df = _vectorizable(cur.fetch_df_chunk(CHUNK_VECTORS))
             if len(df) == 0 and not first:
                 return
             yield df
@@ -133,6 +134,36 @@ def _chunks(con, sql: str) -> Iterator:
                 return
     finally:
         cur.close()
+
+
+EXACT_IN_FLOAT = 2**53
+
+
+def _vectorizable(df):
+    """Columns in the dtypes GX's pandas metrics compare vectorized. For any other dtype
+    (int32, nullable Int64, datetime64[us] as DuckDB and pandas 3 hand them over)
+    ExpectColumnValuesToBeBetween calls a Python function per value: 9 s of a 60 s validate
+    at 236x the samples. The values do not change: NA becomes NaN (both are null to GX) only
+    where a float holds every value exactly, timestamps go to nanoseconds only within its range."""
+    import numpy as np
+    import pandas as pd
+
+    for name in df.columns:
+        col = df[name]
+        dtype = col.dtype
+        if isinstance(dtype, pd.api.extensions.ExtensionDtype) and pd.api.types.is_integer_dtype(dtype):
+            if not col.hasnans:
+                df[name] = col.astype("int64")
+            elif col.isna().all() or col.abs().max() < EXACT_IN_FLOAT:
+                df[name] = col.astype("float64")
+                df.attrs.setdefault("ints_as_floats", set()).add(name)  # reported as ints
+        elif isinstance(dtype, np.dtype) and dtype.kind in "iu" and dtype != np.int64:
+            if dtype.kind == "i" or (len(col) == 0 or col.max() < 2**63):
+                df[name] = col.astype("int64")
+        elif isinstance(dtype, np.dtype) and dtype.kind == "M" and dtype != np.dtype("datetime64[ns]"):
+            with contextlib.suppress(pd.errors.OutOfBoundsDatetime, OverflowError):
+                df[name] = col.astype("datetime64[ns]")
+    return df
 
 
 def _file_batches(con, check: Check, scope: validate_scope.Scope | None, cols: str) -> Iterator:
@@ -253,6 +284,10 @@ def _validate(gx, ctx, source, con, name: str, expectations: list, frames: Itera
                     o.error = o.error or str(er.exception_info.get("exception_message") or res)
                     continue
                 unexpected = [_plain(u) for u in res.get("partial_unexpected_list") or []]
+                if kwargs.get("column") in df.attrs.get("ints_as_floats", ()):
+                    unexpected = [
+                        int(u) if isinstance(u, float) and u.is_integer() else u for u in unexpected
+                    ]
                 if len(o.partial) < 5:
                     o.partial += unexpected[: 5 - len(o.partial)]
                 if not o.where:

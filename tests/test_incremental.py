@@ -38,6 +38,8 @@ PER_RUN = [
     "main.daily_capacity",
     "main.dtrace_samples",
     "main.dtrace_histograms",
+    "main.comparisons",
+    "main.comparison_levels",
 ]
 
 
@@ -136,6 +138,12 @@ def test_incremental_build_equals_full_refresh(tmp_path):
 
     # add a run (a copy of a sample under a new run_id), change one, remove one
     copy_run(SAMPLES / "runs/a-baseline-t5", archive / "added/a-baseline-t5", 9)
+    # and one in the samples' own folder, on their host: it joins their comparison group, so
+    # the incremental build adds its pairs with the group's runs to comparisons
+    again = archive / "runs/a-baseline-t5-again"
+    copy_run(SAMPLES / "runs/a-baseline-t5", again, 8)
+    toml = again / "run.toml"
+    toml.write_text(toml.read_text().replace('hostname = "lab-8"', 'hostname = "vm"'))
     changed = archive / "runs/c-throttled-queue-backlog/maillog.gz"
     lines = gzip.decompress(changed.read_bytes()).splitlines(keepends=True)
     kept = lines[: len(lines) // 2]
@@ -148,12 +156,22 @@ def test_incremental_build_equals_full_refresh(tmp_path):
     mtabench(full, "ingest", str(archive))
     mtabench(full, "build", "--full-refresh")
     assert differences(inc / "mtabench.duckdb", full / "mtabench.duckdb") == {}
+    with duckdb.connect(str(inc / "mtabench.duckdb"), read_only=True) as con:
+        paired = con.execute(
+            "select count(*) from comparison_levels "
+            "where 'a-baseline-t5~c8' in (baseline_run_id, candidate_run_id)"
+        ).fetchone()[0]
+        group = con.execute(
+            "select count(distinct candidate_run_id) from comparisons "
+            "where baseline_run_id = 'a-baseline-t5~c8' and set_kind = 'run_throughput'"
+        ).fetchone()[0]
+    assert group >= 2 and paired == 2 * group * 6  # both directions, ministat's six levels
 
     # publishing onto the previous serving file replaces the added, changed and removed runs'
     # rows only (in a folder's marts, the changed folder's) and equals a full publish
     published = publish_report(inc / "mtabench.duckdb", serving)
     assert published.incremental
-    assert published.stale_runs["messages"] == 3  # added, changed, removed
+    assert published.stale_runs["messages"] == 4  # two added, changed, removed
     assert all(0 < n < len(before) for n in published.stale_runs.values() if n)
     again = publish_report(inc / "mtabench.duckdb", serving)  # nothing changed since: no run
     assert again.incremental and set(again.stale_runs.values()) == {0}

@@ -160,6 +160,56 @@ def test_a_file_with_its_recorded_size_and_mtime_is_not_read_again(tmp_path):
     assert _postal_a(db) == (4, 4954 + 4001 + 3767 + 3087)
 
 
+def test_a_run_folder_as_its_last_ingest_left_it_is_not_read_again(tmp_path, monkeypatch):
+    """ingest/folder_state.py: no run.toml parse and no run row rebuilt for a folder whose
+    files and the ingest code are as recorded; any change takes the full path."""
+    from ingest import folder_state, loader
+
+    archive, db = _landed(tmp_path, a="a-baseline-t5")  # the samples' old mtimes: not racy
+    parsed: list[str] = []
+    real_parse = loader.parse_manifest
+
+    def counting_parse(text):
+        parsed.append(text)
+        return real_parse(text)
+
+    monkeypatch.setattr(loader, "parse_manifest", counting_parse)
+    before = snapshot(db)
+    report = ingest_archive(archive, db, tmp_path / "work")
+    assert parsed == []
+    assert [(r.run_key, r.run_id) for r in report.runs] == [("a", "a-baseline-t5")]
+    assert {f.status for f in report.files} == {"unchanged"}
+    assert len(report.files) == sum(1 for p in (archive / "a").iterdir())
+    assert snapshot(db) == before
+
+    # the ingest code changed: read once more, then trusted again
+    monkeypatch.setattr(folder_state, "code_version", lambda: "another version")
+    ingest_archive(archive, db, tmp_path / "work")
+    assert len(parsed) == 1 and snapshot(db) == before
+    ingest_archive(archive, db, tmp_path / "work")
+    assert len(parsed) == 1
+
+    # a new label in run.toml (an mtime in the past, so not racy): the run row follows it
+    toml = archive / "a/run.toml"
+    st = toml.stat()
+    text = toml.read_text()
+    assert text.startswith('run_id = "a-baseline-t5"\n') and "\nlabel" not in text
+    toml.write_text(text.replace("\n", '\nlabel = "relabelled"\n', 1))
+    os.utime(toml, ns=(st.st_atime_ns, st.st_mtime_ns - 5_000_000_000))
+    ingest_archive(archive, db, tmp_path / "work")
+    assert len(parsed) == 2
+    with duckdb.connect(str(db), read_only=True) as con:
+        assert con.execute("select label from raw.runs").fetchall() == [("relabelled",)]
+        assert con.execute("select run_key from raw.folder_states").fetchall() == [("a",)]
+
+    # a removed run forgets its state with its rows
+    shutil.rmtree(archive / "a")
+    (archive / "b").mkdir()
+    ingest_archive(archive, db, tmp_path / "work")
+    with duckdb.connect(str(db), read_only=True) as con:
+        assert con.execute("select count(*) from raw.folder_states").fetchone() == (0,)
+
+
 def test_a_landing_from_before_mtime_ns_gets_the_column_and_hashes_once(tmp_path):
     archive, db = _landed(tmp_path, a="a-baseline-t5")
     with duckdb.connect(str(db)) as con:

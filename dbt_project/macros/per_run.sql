@@ -18,15 +18,20 @@
   per_run_config(folders=true) and per_run_folders_only / per_run_ids_only (below).
 #}
 
-{% macro per_run_config(folders=false, batch_lines=none) %}
+{% macro per_run_config(folders=false, batch_lines=none, pairs=false, always=none) %}
     {% if target.type == 'duckdb' %}
         {% set batches = [] if batch_lines is none else
             ["{{ per_run_insert_batches('file_id', " ~ batch_lines ~ ") }}"] %}
+        {% if pairs %}
+            {% set stale = '{{ per_run_pairs_delete_stale(' ~ ('always="' ~ always ~ '"' if always else '') ~ ') }}' %}
+        {% else %}
+            {% set stale = "{{ per_run_folders_delete_stale() }}" if folders else "{{ per_run_delete_stale() }}" %}
+        {% endif %}
         {{ return({
             'materialized': 'incremental',
             'incremental_strategy': 'append',
             'on_schema_change': 'sync_all_columns',
-            'pre_hook': ["{{ per_run_folders_delete_stale() }}" if folders else "{{ per_run_delete_stale() }}"],
+            'pre_hook': [stale],
             'post_hook': batches + ["{{ per_run_forget() }}", "{{ per_run_record() }}"],
         }) }}
     {% endif %}
@@ -202,6 +207,36 @@
     {% if not is_incremental() %}{{ return('') }}{% endif %}
     delete from {{ this }}
     where run_id is null or split_part(run_id, '#', 1) not in ({{ per_run_folders_fresh() }})
+{% endmacro %}
+
+{#
+  Pair variants, for models with a row per pair of runs (comparisons: baseline_run_id,
+  candidate_run_id): a row is rebuilt when either of its runs is, with the folder semantics
+  above. Adding a run to a group of n runs rebuilds its 2n pairs, not every group's.
+  per_run_config(pairs=true, always="<condition>"): rows matching the condition are rebuilt
+  every time (data sets not tied to one run).
+#}
+{% macro per_run_pair_pending(a, b) -%}
+    (split_part({{ a }}, '#', 1) not in ({{ per_run_folders_fresh() }})
+        or split_part({{ b }}, '#', 1) not in ({{ per_run_folders_fresh() }}))
+{%- endmacro %}
+
+{# a filter on the pairs computed: true on a full build; else the pairs of runs to rebuild #}
+{% macro per_run_pairs_only(a, b) -%}
+    {%- if is_incremental() -%}
+        {{ per_run_pair_pending(a, b) }}
+    {%- else -%}
+        true
+    {%- endif -%}
+{%- endmacro %}
+
+{# pre-hook, pair variant #}
+{% macro per_run_pairs_delete_stale(always=none) %}
+    {% if not is_incremental() %}{{ return('') }}{% endif %}
+    delete from {{ this }}
+    where baseline_run_id is null or candidate_run_id is null
+        or {{ per_run_pair_pending('baseline_run_id', 'candidate_run_id') }}
+        {%- if always %} or ({{ always }}){% endif %}
 {% endmacro %}
 
 {#

@@ -1,3 +1,6 @@
+{{ config(**per_run_config(pairs=true)) }}
+-- depends_on: {{ ref('int_run_fingerprints') }}
+
 -- The run-throughput comparisons (comparisons, set_kind = 'run_throughput') one row per pair
 -- and ministat confidence level, with both runs' labels, MTA and load tool: what the "Which
 -- setting won" dashboard reads and filters on (baseline, candidate, confidence). Turning the
@@ -10,6 +13,8 @@ with
 comparisons as (
     select * from {{ ref('comparisons') }}
     where set_kind = 'run_throughput'
+        -- incremental: the pairs of new and changed runs (per_run_config(pairs=true))
+        and {{ per_run_pairs_only('baseline_run_id', 'candidate_run_id') }}
 ),
 
 runs as (

@@ -1,3 +1,6 @@
+{{ config(**per_run_config(pairs=true, always="set_kind <> 'run_throughput'")) }}
+-- depends_on: {{ ref('int_run_fingerprints') }}
+
 -- ministat's comparison of data sets within a comparison group (see int_sample_sets): one
 -- row per ordered pair, ministat's confidence levels as columns. Student's t with pooled s
 -- exactly as ministat prints it, plus Welch's t. baseline = ministat's first file (x),
@@ -88,6 +91,10 @@ figures as (
     inner join stats as b
         on p.set_kind = b.set_kind
         and p.candidate = b.set_name
+    -- incremental: the pairs of new and changed runs (a pair's figures depend on its two runs
+    -- only); other data sets (dtrace series) every time
+    where p.set_kind <> 'run_throughput'
+        or {{ per_run_pairs_only('a.run_id', 'b.run_id') }}
 ),
 
 -- ministat's table has rows for df 1..100; beyond that it uses the infinity row (df 0 here)
