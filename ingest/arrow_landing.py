@@ -1,7 +1,7 @@
 """Bulk tables (raw.maillog) as per-file Parquet behind a DuckDB view.
 
 A parser with `record_batches` hands over Arrow batches, one list per block; each block's
-rows go to one Parquet part (its non-null columns, LZ4; one row group), written
+rows go to one Parquet part (every column, LZ4; one row group), written
 by a pool of writer threads under a temporary name and renamed, while the parser works on
 the next block. `raw.parquet_files` records which parts hold each input file's rows (in
 block order), in the same transaction as the file's `raw.files` row, and the view
@@ -42,7 +42,6 @@ if TYPE_CHECKING:
 FILES_DDL = "file_id BIGINT NOT NULL, table_name VARCHAR NOT NULL, path VARCHAR NOT NULL"
 NOISE, QUARANTINE = "__noise", "__quarantine"
 WRITERS = 2  # Parquet parts written at once (pyarrow encodes a file on one thread)
-ALWAYS = {"file_id", "line_no", "item_no"}  # written even when null (provenance)
 
 
 def _lit(v: str) -> str:
@@ -70,6 +69,8 @@ def ensure(con, table: str, ddl: str) -> None:
     """The ledger table and the view; an old landing's physical table is dropped (the
     loader re-parses its files: the parser version changed with the move)."""
     con.execute(f"create table if not exists raw.parquet_files ({FILES_DDL})")
+    # parts written with every column (NULL where no row sets it): NULL for a part from before
+    con.execute("alter table raw.parquet_files add column if not exists all_columns BOOLEAN")
     kind = con.execute(
         "select table_type from information_schema.tables "
         f"where table_schema = 'raw' and table_name = {_lit(table)}"
@@ -83,21 +84,23 @@ def ensure(con, table: str, ddl: str) -> None:
 def rebuild_view(con, table: str, ddl: str) -> None:
     cols = _columns(ddl)
     empty = "select " + ", ".join(f"cast(null as {t}) as {n}" for n, t in cols) + " where false"
-    paths = [
-        r[0]
-        for r in con.execute(
-            f"select path from raw.parquet_files where table_name = {_lit(table)} order by file_id, path"
-        ).fetchall()
-    ]
+    rows = con.execute(
+        "select path, coalesce(all_columns, false) from raw.parquet_files "
+        f"where table_name = {_lit(table)} order by file_id, path"
+    ).fetchall()
+    paths = [r[0] for r in rows]
     if paths:
         files = ", ".join(_lit(p) for p in paths)
         select = ", ".join(f"cast({n} as {t}) as {n}" for n, t in cols)
-        # a part holds only the columns some row of its block set (union_by_name fills the
-        # rest with NULL); the typed empty relation names every column, so one no part has
-        # is NULL of its type too
+        # Parts with every column are read by name as one schema, which binds from the first
+        # part's footer. A part from before holds only the columns some row of its block set:
+        # then union_by_name, which reads every part's footer each time the view is bound
+        # (0.8 s against 0.15 s at 236x the samples: every dbt model, test and check on the
+        # maillog binds it). The typed empty relation names every column, so a column no
+        # part has is NULL of its type too.
+        union = "" if all(r[1] for r in rows) else ", union_by_name = true"
         body = (
-            f"select {select} from (select * from read_parquet([{files}], union_by_name = true) "
-            f"union all by name {empty})"
+            f"select {select} from (select * from read_parquet([{files}]{union}) union all by name {empty})"
         )
     else:
         body = empty
@@ -186,15 +189,13 @@ def _write_part(tmp: Path, final: Path, tb: pa.Table) -> None:
     """One block's rows as one Parquet file (one row group), under a temporary name, renamed
     when complete. Runs in a writer thread: pyarrow releases the GIL while it encodes.
 
-    Only the columns some row of the block set are written: most kinds fill a few of the
-    ~70 columns and each written column costs its definition levels for every row (the view
-    reads the parts with union_by_name, so an absent column is NULL). LZ4 on every column,
+    Every column is written, NULL where no row sets it, so the view reads the parts as one
+    schema (rebuild_view). LZ4 on every column,
     no dictionaries (bench/maillog_bench.py: cheaper to encode than zstd on the free text
     and dictionaries on the low-cardinality columns, files ~1.5x the size)."""
     import pyarrow.parquet as pq
 
-    keep = [f.name for f in tb.schema if f.name in ALWAYS or tb.column(f.name).null_count < tb.num_rows]
-    tb = tb.select(keep)
+    keep = tb.schema.names
     writer = pq.ParquetWriter(
         tmp,
         tb.schema,
@@ -212,7 +213,7 @@ def _write_part(tmp: Path, final: Path, tb: pa.Table) -> None:
 def _write_block(tmp: Path, final: Path, block, file_id: int) -> None:
     """A compiled parser's block as one Parquet part (its rows; noise and quarantine left
     out), written by the crate with the GIL released, then renamed."""
-    block.write(str(tmp), file_id)
+    block.write(str(tmp), file_id, True)  # every column: one schema (rebuild_view)
     os.replace(tmp, final)
 
 
@@ -278,7 +279,8 @@ def land(
 
     `view=False` leaves the view as it was: the caller lands many files and calls
     `rebuild_view` once at the end. Binding the view reads the footer of every part
-    (union_by_name), so a rebuild per file made each file's landing grow with the archive."""
+    (when it is a union by name), so a rebuild per file made each file's landing grow with the
+    archive."""
     d = store_dir(con)
     d.mkdir(parents=True, exist_ok=True)
     stem = f"{table}-{int(file_id)}-{uuid.uuid4().hex[:12]}"
@@ -322,8 +324,8 @@ def land(
         f"delete from raw.parquet_files where file_id = {int(file_id)} and table_name = {_lit(table)}"
     )
     if total and parts:
-        values = ", ".join(f"({int(file_id)}, {_lit(table)}, {_lit(str(final))})" for _, final in parts)
-        con.execute(f"insert into raw.parquet_files values {values}")
+        values = ", ".join(f"({int(file_id)}, {_lit(table)}, {_lit(str(final))}, true)" for _, final in parts)
+        con.execute(f"insert into raw.parquet_files (file_id, table_name, path, all_columns) values {values}")
     if view:
         rebuild_view(con, table, ddl)
     return LineCounts(total, total - noise - quarantined, noise, quarantined)

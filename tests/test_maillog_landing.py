@@ -212,3 +212,33 @@ def test_the_loader_rebuilds_views_once_and_a_killed_ingest_is_repaired(tmp_path
     rows = con.execute("select file_id, count(*) from raw.maillog group by 1 order by 1").fetchall()
     assert rows == [(7, 2), (8, 2), (9, 2)]
     con.close()
+
+
+def test_parts_hold_every_column_so_the_view_reads_one_schema(tmp_path):
+    """Parts are written with every column of raw.maillog (NULL where no line sets it), so the
+    view reads them by name without union_by_name (which reads every part's footer whenever
+    the view is bound). A landing from before (parts with their set columns only, no
+    all_columns in the ledger) keeps the union and reads the same rows."""
+    from ingest.arrow_landing import _columns, rebuild_view
+    from ingest.landing import bulk_tables
+
+    ddl = bulk_tables()["maillog"]
+
+    log = tmp_path / "maillog"
+    log.write_text("\n".join(LINES) + "\n")
+    with duckdb.connect(str(tmp_path / "x.duckdb")) as con:
+        ensure_schema(con)
+        _land(con, log)
+        (part,) = (tmp_path / "x.duckdb.parquet").iterdir()
+        written = {r[0] for r in con.execute(f"select name from parquet_schema('{part}')").fetchall()}
+        assert {n for n, _ in _columns(ddl)} <= written  # client_ip ... though no line sets them
+        view = con.execute("select sql from duckdb_views() where view_name = 'maillog'").fetchone()[0]
+        assert "union_by_name" not in view
+        rows = con.execute("select * from raw.maillog order by line_no").fetchall()
+        assert [r[1] for r in rows] == [1, 2]
+
+        con.execute("update raw.parquet_files set all_columns = null")  # as an older landing
+        rebuild_view(con, "maillog", ddl)
+        view = con.execute("select sql from duckdb_views() where view_name = 'maillog'").fetchone()[0]
+        assert "union_by_name" in view
+        assert con.execute("select * from raw.maillog order by line_no").fetchall() == rows

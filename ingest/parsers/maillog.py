@@ -193,7 +193,8 @@ def file_batches(path: Path, name: str, ctx: ParseContext, threads: int = 0, arr
 
 class MaillogParser(Parser):
     format = "maillog"
-    version = "2.1.0"  # 2.1: Courier POP3/IMAP lines, Dovecot IMAP fetch counters
+    # 2.1: Courier POP3/IMAP lines, Dovecot IMAP fetch counters; 2.2: parts with every column
+    version = "2.2.0"
     tables = {"maillog": COLUMNS}
 
     def sniff(self, head: str, name: str) -> int:
