@@ -93,3 +93,15 @@
         concat(split({{ expr }}, '[.]')[0], '.', coalesce(split({{ expr }}, '[.]')[1], ''))
     end
 {%- endmacro %}
+
+{# a struct of the given fields: a list of column names (each field named after its column),
+   or a dict of field name to expression (kept in order) #}
+{% macro struct_of(fields) -%}
+    {{ return(adapter.dispatch('struct_of', 'mtabench')(fields)) }}
+{%- endmacro %}
+{% macro default__struct_of(fields) -%}
+    struct_pack({% for name in fields %}{{ name }} := {{ fields[name] if fields is mapping else name }}{{ ', ' if not loop.last }}{% endfor %})
+{%- endmacro %}
+{% macro spark__struct_of(fields) -%}
+    named_struct({% for name in fields %}'{{ name }}', {{ fields[name] if fields is mapping else name }}{{ ', ' if not loop.last }}{% endfor %})
+{%- endmacro %}
