@@ -96,13 +96,18 @@ def tables_of(fmt: str | None) -> list[str]:
     return ["noise", "quarantine", *(t for t in parser.tables if t not in bulk)]
 
 
-def delete_file_rows(con, file_id: int, fmt: str | None = None, *, every_table: bool = True) -> None:
+def delete_file_rows(
+    con, file_id: int, fmt: str | None = None, *, every_table: bool = True, view: bool = True
+) -> None:
     """Remove a landed file's rows: from every per-file table, or (every_table=False) only
-    from those its landed format `fmt` writes (a delete scans its table: 2-4 scans, not ~20)."""
+    from those its landed format `fmt` writes (a delete scans its table: 2-4 scans, not ~20).
+    `view=False` leaves the Parquet-landed tables' views to the caller's one rebuild
+    (refresh_views), as land_file(view=False) does: a rebuild per re-landed file bound the
+    view once per file (a parser upgrade re-lands every maillog of the archive)."""
     tables = per_file_tables() if every_table else tables_of(fmt)
     for table in tables:
         con.execute(f"delete from raw.{table} where file_id = ?", [file_id])
-    arrow_landing.forget(con, file_id, bulk_tables())
+    arrow_landing.forget(con, file_id, bulk_tables() if view else {})
 
 
 def _insert(con, table: str, file_id: int, records: list[dict]) -> None:

@@ -232,7 +232,7 @@ def drop_runs_not_in(con, seen: set[str]) -> list[str]:
         con.execute("begin")
         rows = con.execute("select file_id, format from raw.files where run_key = ?", [key]).fetchall()
         for fid, fmt in rows:
-            delete_file_rows(con, fid, fmt, every_table=False)
+            delete_file_rows(con, fid, fmt, every_table=False, view=False)
         folder_state.forget(con, key)
         con.execute("delete from raw.files where run_key = ?", [key])
         con.execute("delete from raw.runs where run_key = ?", [key])
@@ -447,7 +447,7 @@ def _ingest_file(
     con.execute("begin")
     try:
         if prev is not None:  # a file that never landed has no rows: no delete (issue 18)
-            delete_file_rows(con, fid, prev.format, every_table=False)
+            delete_file_rows(con, fid, prev.format, every_table=False, view=False)
         if isinstance(det, Exception):
             raise det
         if fmt == "manifest":
@@ -491,7 +491,7 @@ def _ingest_file(
         con.execute("rollback")
         con.execute("begin")
         if prev is not None:
-            delete_file_rows(con, fid, prev.format, every_table=False)
+            delete_file_rows(con, fid, prev.format, every_table=False, view=False)
         status, msg, counts = (
             "error",
             f"{type(exc).__name__}: {exc}" if not isinstance(exc, BadInput) else str(exc),

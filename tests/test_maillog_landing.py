@@ -242,3 +242,47 @@ def test_parts_hold_every_column_so_the_view_reads_one_schema(tmp_path):
         view = con.execute("select sql from duckdb_views() where view_name = 'maillog'").fetchone()[0]
         assert "union_by_name" in view
         assert con.execute("select * from raw.maillog order by line_no").fetchall() == rows
+
+
+def test_a_parser_upgrade_relands_every_maillog_with_one_view_rebuild(tmp_path, monkeypatch):
+    """A new parser version re-lands every maillog of the archive: each changed file's parts
+    are unlisted and its new ones listed without binding the view per file (which read every
+    part's footer each time); the loader rebuilds it once, and it then holds every line once."""
+    import shutil
+
+    from conftest import SAMPLES
+
+    from ingest import arrow_landing, folder_state
+    from ingest.loader import ingest_archive
+
+    archive = tmp_path / "archive"
+    for run in ("a-baseline-t5", "c-throttled-queue-backlog"):
+        shutil.copytree(SAMPLES / "runs" / run, archive / run)
+    db = tmp_path / "u.duckdb"
+    ingest_archive(archive, db, tmp_path / "work")
+    with duckdb.connect(str(db), read_only=True) as con:
+        before = con.execute("select file_id, count(*) from raw.maillog group by 1 order by 1").fetchall()
+    assert len(before) >= 2
+
+    rebuilt: list[str] = []
+    real = arrow_landing.rebuild_view
+
+    def counting(con, table, ddl):
+        rebuilt.append(table)
+        return real(con, table, ddl)
+
+    monkeypatch.setattr(arrow_landing, "rebuild_view", counting)
+    monkeypatch.setattr(MaillogParser, "version", MaillogParser.version + "-next")
+    monkeypatch.setattr(folder_state, "code_version", lambda: "with the next parser")  # new code
+    report = ingest_archive(archive, db, tmp_path / "work")
+    relanded = [f for f in report.files if f.format == "maillog" and f.status == "loaded"]
+    assert len(relanded) == len(before)
+    assert rebuilt == ["maillog", "maillog"]  # ensure_schema's, then the loader's one rebuild
+    with duckdb.connect(str(db)) as con:
+        after = con.execute("select file_id, count(*) from raw.maillog group by 1 order by 1").fetchall()
+        assert after == before
+        # the old parts, unlisted, go at the next ensure_schema (every ingest's first step)
+        listed = {r[0] for r in con.execute("select path from raw.parquet_files").fetchall()}
+        assert len(listed) == len(before) < len(list((tmp_path / "u.duckdb.parquet").iterdir()))
+        ensure_schema(con)
+    assert {str(p) for p in (tmp_path / "u.duckdb.parquet").iterdir()} == listed
