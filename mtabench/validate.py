@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-import contextlib
 import os
 import shutil
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -13,7 +11,7 @@ import duckdb
 
 from expectations.suites import SUITES, Check
 from ingest.resources import apply_limits
-from mtabench import validate_scope
+from mtabench import validate_scope, validate_sql
 
 
 @dataclass
@@ -47,18 +45,11 @@ def validate(
     os.environ.setdefault("GX_ANALYTICS_ENABLED", "false")
     import great_expectations as gx  # slow import (~7 s): only when validating
 
-    gx_dir.mkdir(parents=True, exist_ok=True)
-    ctx = gx.get_context(mode="file", project_root_dir=str(gx_dir))
-    from great_expectations.data_context.types.base import ProgressBarsConfig
-
-    # one progress bar per expectation floods the CLI's output
-    ctx.variables.progress_bars = ProgressBarsConfig(globally=False, metric_calculations=False)
-    source = ctx.data_sources.add_or_update_pandas("mtabench")
-    # Data Docs show the last validate: older results would be rendered again every time
-    # (the site builder renders every stored result; it grew by ~50 pages per validate)
-    uncommitted = gx_dir / "gx" / "uncommitted"
-    for old in (uncommitted / "validations", uncommitted / "data_docs" / "local_site" / "validations"):
-        shutil.rmtree(old, ignore_errors=True)
+    site = gx_dir / "gx" / "uncommitted" / "data_docs" / "local_site"
+    # Data Docs show the last validate: the site is written anew from this validate's results
+    shutil.rmtree(site, ignore_errors=True)
+    ctx = _context(gx, site)
+    source = ctx.data_sources.add_pandas("mtabench")
     failures: list[Failure] = []
     passed: list[str] = []
     with duckdb.connect(str(db_path), read_only=True) as con:
@@ -75,20 +66,46 @@ def validate(
             for suite_name in passed:
                 validate_scope.record(con, suite_name, SUITES[suite_name])
     ctx.build_data_docs()
-    docs = gx_dir / "gx" / "uncommitted" / "data_docs" / "local_site" / "index.html"
+    docs = site / "index.html"
     if failures:
         raise ValidationFailed(failures, docs)
     return docs
 
 
-# Rows per DataFrame handed to GX: a check streams its query in chunks, so validate's memory
-# stays flat however big the marts grow (a whole-mart DataFrame needed 11 GB at 10 M messages).
-CHUNK_VECTORS = 512  # x 2048 rows per DuckDB vector = 1,048,576 rows (~0.3 s of GX per chunk)
-# Uniqueness cannot be judged chunk by chunk: GX gets the rows whose key occurs more than once
-# (found by DuckDB), so an empty frame passes and any duplicate fails with its rows.
+def _context(gx, site: Path):
+    """An in-memory GX context whose Data Docs site is written to `site`. Suites, checkpoints
+    and results live for one validate only: a file context re-read and re-wrote its project
+    YAML for every check (about a third of validate's time with nothing pending)."""
+    from great_expectations.data_context.types.base import (
+        DataContextConfig,
+        InMemoryStoreBackendDefaults,
+        ProgressBarsConfig,
+    )
+
+    config = DataContextConfig(
+        store_backend_defaults=InMemoryStoreBackendDefaults(init_temp_docs_sites=False),
+        data_docs_sites={
+            "local_site": {
+                "class_name": "SiteBuilder",
+                "show_how_to_buttons": False,
+                "store_backend": {"class_name": "TupleFilesystemStoreBackend", "base_directory": str(site)},
+                "site_index_builder": {"class_name": "DefaultSiteIndexBuilder"},
+            }
+        },
+        # one progress bar per expectation floods the CLI's output
+        progress_bars=ProgressBarsConfig(globally=False, metric_calculations=False),
+    )
+    return gx.get_context(project_config=config, mode="ephemeral")
+
+
+# Uniqueness is judged by DuckDB too: GX gets the rows whose key occurs more than once, so an
+# empty frame passes and any duplicate fails with its rows.
 UNIQUENESS = ("ExpectColumnValuesToBeUnique", "ExpectCompoundColumnsToBeUnique")
 MOST_DUPLICATES = 10_000
-# a per-file aggregate check's batches (_file_batches): lines and files per query
+# failing rows handed to GX per expectation: its verdict, examples and Data Docs; the counts
+# are DuckDB's, over every row
+MOST_UNEXPECTED = 100
+# a per-file aggregate check's batches (_file_parts): lines and files per query
 BATCH_LINES = 16_000_000
 BATCH_FILES = 2_000
 CONTEXT = ("run_id", "baseline_run_id", "run_key", "file_id")  # what `_where` names runs and files by
@@ -96,7 +113,7 @@ CONTEXT = ("run_id", "baseline_run_id", "run_key", "file_id")  # what `_where` n
 
 @dataclass
 class _Outcome:
-    """One expectation's result, summed over the chunks it was run on."""
+    """One expectation's result: DuckDB's counts over every row, GX's verdict on the failing rows."""
 
     type: str
     kwargs: dict
@@ -114,64 +131,15 @@ def _referenced(kwargs: dict) -> list[str]:
 
 
 def _quoted(cols: list[str]) -> str:
-    return ", ".join('"' + c.replace('"', '""') + '"' for c in dict.fromkeys(cols))
+    return ", ".join(validate_sql.quoted(c) for c in dict.fromkeys(cols))
 
 
-def _chunks(con, sql: str) -> Iterator:
-    """DataFrames of at most CHUNK_VECTORS * 2048 rows (at least one, maybe empty), converted
-    as `.df()` converts, from a cursor of their own so `_where` can query meanwhile."""
-    cur = con.cursor()
-    try:
-        cur.execute(sql)
-        first = True
-        while True:
-            df = _vectorizable(cur.fetch_df_chunk(CHUNK_VECTORS))
-            if len(df) == 0 and not first:
-                return
-            yield df
-            first = False
-            if len(df) == 0:
-                return
-    finally:
-        cur.close()
-
-
-EXACT_IN_FLOAT = 2**53
-
-
-def _vectorizable(df):
-    """Columns in the dtypes GX's pandas metrics compare vectorized. For any other dtype
-    (int32, nullable Int64, datetime64[us] as DuckDB and pandas 3 hand them over)
-    ExpectColumnValuesToBeBetween calls a Python function per value: 9 s of a 60 s validate
-    at 236x the samples. The values do not change: NA becomes NaN (both are null to GX) only
-    where a float holds every value exactly, timestamps go to nanoseconds only within its range."""
-    import numpy as np
-    import pandas as pd
-
-    for name in df.columns:
-        col = df[name]
-        dtype = col.dtype
-        if isinstance(dtype, pd.api.extensions.ExtensionDtype) and pd.api.types.is_integer_dtype(dtype):
-            if not col.hasnans:
-                df[name] = col.astype("int64")
-            elif col.isna().all() or col.abs().max() < EXACT_IN_FLOAT:
-                df[name] = col.astype("float64")
-                df.attrs.setdefault("ints_as_floats", set()).add(name)  # reported as ints
-        elif isinstance(dtype, np.dtype) and dtype.kind in "iu" and dtype != np.int64:
-            if dtype.kind == "i" or (len(col) == 0 or col.max() < 2**63):
-                df[name] = col.astype("int64")
-        elif isinstance(dtype, np.dtype) and dtype.kind == "M" and dtype != np.dtype("datetime64[ns]"):
-            with contextlib.suppress(pd.errors.OutOfBoundsDatetime, OverflowError):
-                df[name] = col.astype("datetime64[ns]")
-    return df
-
-
-def _file_batches(con, check: Check, scope: validate_scope.Scope | None, cols: str) -> Iterator:
+def _file_parts(con, check: Check, scope: validate_scope.Scope | None) -> list[str]:
     """A per-file check whose query aggregates inside (`{files}`: the line accounting's
-    distinct line numbers over every landing table), run on batches of files of at most
-    BATCH_LINES lines: over every file at once its hash tables outgrew the 1GB memory limit
-    at 236x the samples (82 M maillog lines). Rows are per file, so batches change nothing
-    but memory."""
+    distinct line numbers over every landing table) as queries over batches of files of at
+    most BATCH_LINES lines: over every file at once its hash tables outgrew the 1GB memory
+    limit at 236x the samples (82 M maillog lines). Rows are per file, so batches change
+    nothing but memory."""
     rows = con.execute("select file_id, coalesce(lines_total, 0) from raw.files order by file_id").fetchall()
     if scope:
         pending = set(scope.file_ids)
@@ -184,9 +152,51 @@ def _file_batches(con, check: Check, scope: validate_scope.Scope | None, cols: s
             lines = 0
         batches[-1].append(file_id)
         lines += total
-    for ids in batches:  # one (maybe empty) batch at least: GX sees every check run
-        predicate = validate_scope.Scope([], ids).predicate("file_id")
-        yield from _chunks(con, f"select {cols} from ({check.scoped(predicate)})")
+    return [check.scoped(validate_scope.Scope([], ids).predicate("file_id")) for ids in batches]
+
+
+def _rowwise(gx, ctx, source, con, name: str, expectations: list, parts: list[str], context: list[str]):
+    """Row-wise expectations: DuckDB counts each one's unexpected rows over every part (one
+    aggregate per part), GX judges the failing rows (at most MOST_UNEXPECTED each). A
+    failure either side fails: a count GX does not confirm means the SQL form and GX disagree."""
+    cols = _quoted(context + [c for _, kw in expectations for c in _referenced(kw)])
+    types = {d[0]: str(d[1]) for d in con.execute(f"select {cols} from ({parts[0]}) limit 0").description}
+    preds = [validate_sql.unexpected(t, kw, types) for t, kw in expectations]
+    total, counts = 0, [0] * len(preds)
+    failing: list = []
+    for sql in parts:
+        row = con.execute(
+            f"select count(*), {', '.join(f'count(*) filter (where {p})' for p in preds)} from ({sql})"
+        ).fetchone()
+        total += row[0]
+        for i, n in enumerate(row[1:]):
+            if n and counts[i] < MOST_UNEXPECTED:
+                failing.append(
+                    con.execute(f"select {cols} from ({sql}) where {preds[i]} limit {MOST_UNEXPECTED}").df()
+                )
+            counts[i] += n
+    frame = _frame(con, cols, parts[0], failing)
+    outcomes = _validate(gx, ctx, source, con, name, expectations, frame)
+    for o, n in zip(outcomes, counts, strict=True):
+        o.element_count = total
+        if n and not o.failed:
+            o.failed = True
+            o.error = (
+                f"{n} of {total} rows unexpected in DuckDB that Great Expectations passed "
+                f"(mtabench/validate_sql.py disagrees with GX on this expectation)"
+            )
+        o.unexpected_count = n or o.unexpected_count
+    return outcomes
+
+
+def _frame(con, cols: str, sql: str, frames: list):
+    """The failing rows as one DataFrame (the columns' dtypes as DuckDB hands them over, also
+    when no row fails)."""
+    import pandas as pd
+
+    if not frames:
+        return con.execute(f"select {cols} from ({sql}) limit 0").df()
+    return pd.concat(frames, ignore_index=True).drop_duplicates(ignore_index=True)
 
 
 def _run_check(
@@ -200,12 +210,9 @@ def _run_check(
     unique = [e for e in check.expectations if e[0] in UNIQUENESS]
     outcomes: list[_Outcome] = []
     if rowwise:
-        cols = _quoted(context + [c for _, kw in rowwise for c in _referenced(kw)])
-        if check.per_run == "file_id" and "{files}" in check.sql:
-            frames = _file_batches(con, check, scope, cols)
-        else:
-            frames = _chunks(con, f"select {cols} from ({scoped})")
-        outcomes += _validate(gx, ctx, source, con, f"{suite_name}.{check.name}", rowwise, frames)
+        batched = check.per_run == "file_id" and "{files}" in check.sql
+        parts = _file_parts(con, check, scope) if batched else [scoped]
+        outcomes += _rowwise(gx, ctx, source, con, f"{suite_name}.{check.name}", rowwise, parts, context)
     if unique:
         keysets = [_referenced(kw) for _, kw in unique]
         # a duplicate's rows share every key column: if the keys hold the scope's column, all
@@ -228,8 +235,8 @@ def _run_check(
             f"select * from t where {' or '.join(dups)} "
             f"order by {_quoted(keysets[0])} limit {MOST_DUPLICATES}"
         )
-        frames = _chunks(con, sql)
-        for o in _validate(gx, ctx, source, con, f"{suite_name}.{check.name}.unique", unique, frames):
+        dup_rows = con.execute(sql).df()
+        for o in _validate(gx, ctx, source, con, f"{suite_name}.{check.name}.unique", unique, dup_rows):
             o.element_count = total  # GX saw only the duplicated rows
             outcomes.append(o)
     return [
@@ -248,7 +255,8 @@ def _detail(o: _Outcome) -> str:
     return f"{o.unexpected_count} of {o.element_count} rows unexpected, e.g. {o.partial[:5]}" + o.where
 
 
-def _validate(gx, ctx, source, con, name: str, expectations: list, frames: Iterator) -> list[_Outcome]:
+def _validate(gx, ctx, source, con, name: str, expectations: list, df) -> list[_Outcome]:
+    """GX's verdict on `df`, one outcome per expectation in the order given."""
     asset = next((a for a in source.assets if a.name == name), None) or source.add_dataframe_asset(name)
     batch_def = next((b for b in asset.batch_definitions if b.name == "whole"), None) or (
         asset.add_batch_definition_whole_dataframe("whole")
@@ -263,36 +271,32 @@ def _validate(gx, ctx, source, con, name: str, expectations: list, frames: Itera
     vd = ctx.validation_definitions.add_or_update(
         gx.ValidationDefinition(name=name, data=batch_def, suite=suite)
     )
-    # no UpdateDataDocsAction: it re-rendered the whole site after every chunk (0.6 s each,
-    # about half of validate at 8x); validate() builds the docs once from the stored results
+    # no UpdateDataDocsAction: it re-renders the whole site on every run (0.6 s each);
+    # validate() builds the docs once from the stored results
     cp = ctx.checkpoints.add_or_update(gx.Checkpoint(name=name, validation_definitions=[vd], actions=[]))
-    outcomes: dict[str, _Outcome] = {}
-    for df in frames:
-        result = cp.run(batch_parameters={"dataframe": df})
-        for run_result in result.run_results.values():
-            for er in run_result.results:
-                cfg = er.expectation_config
-                kwargs = {k: v for k, v in cfg.kwargs.items() if k not in ("batch_id",)}
-                o = outcomes.setdefault(repr((cfg.type, sorted(kwargs.items()))), _Outcome(cfg.type, kwargs))
-                res = er.result or {}
-                o.element_count += int(res.get("element_count") or len(df))
-                o.unexpected_count += int(res.get("unexpected_count") or 0)
-                if er.success:
-                    continue
-                o.failed = True
-                if "unexpected_count" not in res:
-                    o.error = o.error or str(er.exception_info.get("exception_message") or res)
-                    continue
-                unexpected = [_plain(u) for u in res.get("partial_unexpected_list") or []]
-                if kwargs.get("column") in df.attrs.get("ints_as_floats", ()):
-                    unexpected = [
-                        int(u) if isinstance(u, float) and u.is_integer() else u for u in unexpected
-                    ]
-                if len(o.partial) < 5:
-                    o.partial += unexpected[: 5 - len(o.partial)]
-                if not o.where:
-                    o.where = _where(con, df, kwargs.get("column"), unexpected)
-    return list(outcomes.values())
+    outcomes = [_Outcome(validate_sql.snake(c), dict(kw)) for c, kw in expectations]
+    result = cp.run(batch_parameters={"dataframe": df})
+    for run_result in result.run_results.values():
+        for er in run_result.results:
+            cfg = er.expectation_config
+            o = next(
+                o
+                for o in outcomes
+                if o.type == cfg.type and all(cfg.kwargs.get(k) == v for k, v in o.kwargs.items())
+            )
+            res = er.result or {}
+            o.element_count = int(res.get("element_count") or len(df))
+            o.unexpected_count = int(res.get("unexpected_count") or 0)
+            if er.success:
+                continue
+            o.failed = True
+            if "unexpected_count" not in res:
+                o.error = str(er.exception_info.get("exception_message") or res)
+                continue
+            unexpected = [_plain(u) for u in res.get("partial_unexpected_list") or []]
+            o.partial = unexpected[:5]
+            o.where = _where(con, df, o.kwargs.get("column"), unexpected)
+    return outcomes
 
 
 def _where(con, df, column: str | None, unexpected: list | None, most: int = 5) -> str:

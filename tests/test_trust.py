@@ -495,14 +495,14 @@ def test_line_accounting_in_batches_of_files_still_finds_a_lost_line(tmp_path, m
     monkeypatch.setattr(v, "BATCH_LINES", 500)
     monkeypatch.setattr(v, "BATCH_FILES", 3)
     queries: list[str] = []
-    chunks = v._chunks
+    file_parts = v._file_parts
 
-    def counting(con, sql):
-        if "lost_lines" in sql:
-            queries.append(sql)
-        return chunks(con, sql)
+    def counting(con, check, scope):
+        parts = file_parts(con, check, scope)
+        queries.extend(parts)
+        return parts
 
-    monkeypatch.setattr(v, "_chunks", counting)
+    monkeypatch.setattr(v, "_file_parts", counting)
     db = tmp_path / "t.duckdb"
     ingest_archive(SAMPLES, db, tmp_path / "work")
     with duckdb.connect(str(db), read_only=True) as con:

@@ -42,17 +42,16 @@ def test_failed_validation_keeps_the_previous_serving_file(built_db, data_dir, t
     assert serving.read_bytes() == before
 
 
-def test_checks_stream_in_chunks_and_still_see_every_row(built_db, tmp_path, monkeypatch):
-    """Validate reads a mart in chunks (bounded memory): a bad value in the last chunk and a
-    duplicate whose two rows sit in different chunks are both found, with exact counts."""
+def test_checks_count_every_row_in_duckdb_and_gx_judges_the_failing_ones(built_db, tmp_path):
+    """Validate counts in DuckDB (memory flat in the marts' size) and hands GX only failing
+    rows: a bad value on the row the scan reaches last, a duplicate, and more bad rows than
+    GX is shown are all found, with exact counts over every row."""
     import mtabench.validate as v
 
-    monkeypatch.setattr(v, "CHUNK_VECTORS", 1)  # 2,048 rows per chunk
     bad = tmp_path / "bad.duckdb"
     shutil.copy(built_db, bad)
     with duckdb.connect(str(bad)) as con:
         n = con.execute("select count(*) from main.messages").fetchone()[0]
-        assert n > 10 * 2048  # the samples span many chunks
         # a negative size on the row the scan reaches last, and a copy of the first row appended
         last = con.execute("select run_id, queue_id, message_instance from main.messages").fetchall()[-1]
         con.execute(
@@ -60,15 +59,25 @@ def test_checks_stream_in_chunks_and_still_see_every_row(built_db, tmp_path, mon
             list(last),
         )
         con.execute("insert into main.messages select * from main.messages limit 1")
+        # more negative delays than GX is handed
+        many = 3 * v.MOST_UNEXPECTED
+        con.execute(
+            "update main.messages set delay = -1 where (run_id, queue_id, message_instance) in "
+            "(select (run_id, queue_id, message_instance) from main.messages where delay is not null "
+            f"order by run_id, queue_id limit {many})"
+        )
+        assert con.execute("select count(*) from main.messages where delay < 0").fetchone()[0] == many
     with pytest.raises(ValidationFailed) as exc:
         validate(bad, tmp_path / "gx", suites=["marts"])
     failures = {(f.check, f.expectation, f.kwargs.get("column")): f.detail for f in exc.value.failures}
     size = failures[("messages", "expect_column_values_to_be_between", "size")]
     assert size.startswith(f"1 of {n + 1} rows unexpected, e.g. [-7]"), size
     assert f"runs: {last[0]}" in size
+    delay = failures[("messages", "expect_column_values_to_be_between", "delay")]
+    assert delay.startswith(f"{many} of {n + 1} rows unexpected, e.g. [-1"), delay
     dup = failures[("messages", "expect_compound_columns_to_be_unique", None)]
     assert dup.startswith(f"2 of {n + 1} rows unexpected"), dup
-    assert len(exc.value.failures) == 2, exc.value.failures
+    assert len(exc.value.failures) == 3, exc.value.failures
 
 
 def test_mailbox_checks_fail_on_bad_mailbox_figures(built_db, tmp_path):
