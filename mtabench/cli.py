@@ -25,19 +25,24 @@ def _progress(msg: str) -> None:
 
 
 def cmd_ingest(args, paths: Paths) -> int:
+    return _ingest(args, paths)[0]
+
+
+def _ingest(args, paths: Paths) -> tuple[int, set[str]]:
+    """Ingest the archive: exit code and the run ids of the runs that landed something."""
     from ingest.loader import ingest_archive
 
     archive = Path(args.archive or REPO / "samples")
     if not archive.is_dir():
         print(f"archive {archive} is not a folder", file=sys.stderr)
-        return 2
+        return 2, set()
     only = set(args.run) if getattr(args, "run", None) else None
     if getattr(args, "new", False):  # the Airflow task: scan and ingest in one process
         found = _scan_for_ingest(archive, paths, as_json=getattr(args, "json", False))
         only = found if only is None else found & only
         if not only:  # nothing new: the landing DB is not even opened for writing
             _progress("nothing new, changed or newly broken to ingest")
-            return 0
+            return 0, set()
     _progress(f"ingest {archive} -> {paths.db}")
     parquet = getattr(args, "parquet", False) or getattr(args, "engine", "duckdb") == "spark"
     log = paths.log_dir / "ingest.log"
@@ -93,7 +98,7 @@ def cmd_ingest(args, paths: Paths) -> int:
         from mtabench.spark_engine import export
 
         export(paths, progress=_progress)
-    return 0
+    return 0, {run.run_id for run in report.runs if any(f.status != "unchanged" for f in run.files)}
 
 
 def _scan_for_ingest(archive: Path, paths: Paths, as_json: bool) -> set[str]:
@@ -169,22 +174,24 @@ def cmd_docs(args, paths: Paths) -> int:
     return 0
 
 
-def cmd_validate(args, paths: Paths) -> int:
+def cmd_validate(args, paths: Paths, imported: bool = False) -> int:
+    """imported: validate's imports already ran (cmd_run), their warnings in validate.log."""
     from mtabench.validate import validate
 
     _progress("validate (Great Expectations)")
     # per-run checks read only the runs not validated yet at their current state (README
     # "Scale"); --all-runs, or a --full-refresh run, reads every run
     every = getattr(args, "all_runs", False) or getattr(args, "full_refresh", False)
-    with warnings_and_logging_to(paths.log_dir / "validate.log") as log:
+    with warnings_and_logging_to(paths.log_dir / "validate.log", append=imported) as log:
         docs = validate(paths.db, paths.gx_dir, suites=args.suite or None, changed_only=not every)
     _progress(f"  all expectations met; Data Docs: {docs}; log: {log}")
     return 0
 
 
 def _import_gx(log: Path) -> None:
-    """Import what validate needs; its import-time warnings (PySpark on pandas 3) go to `log`
-    as validate's own would (the build meanwhile writes no Python warnings or logging)."""
+    """Import what validate needs; its import-time warnings (PySpark on pandas 3) start
+    validate's log, as they would in validate itself (the build meanwhile writes no Python
+    warnings or logging)."""
     os.environ.setdefault("GX_ANALYTICS_ENABLED", "false")
     with warnings_and_logging_to(log), contextlib.suppress(Exception):  # validate reports failures
         import great_expectations  # noqa: F401
@@ -194,10 +201,11 @@ def _import_gx(log: Path) -> None:
 
 def cmd_run(args, paths: Paths) -> int:
     from mtabench.publish import publish
-    from mtabench.summary import notes, render, summary_rows
+    from mtabench.summary import notes, pick, render, summary_rows
 
     t0 = time.monotonic()
-    if rc := cmd_ingest(args, paths):
+    rc, loaded = _ingest(args, paths)
+    if rc:
         print("INGEST FAILED, nothing published", file=sys.stderr)
         return rc
     built = paths.db
@@ -220,19 +228,22 @@ def cmd_run(args, paths: Paths) -> int:
         # validate's Great Expectations import (3.5-7 s) runs while dbt builds in its own
         # process: one new run in a big archive costs about as much as that import
         prefetch = threading.Thread(
-            target=_import_gx, args=(paths.log_dir / "validate-import.log",), name="import-gx", daemon=True
+            target=_import_gx, args=(paths.log_dir / "validate.log",), name="import-gx", daemon=True
         )
         prefetch.start()
         cmd_build(args, paths)
         prefetch.join()
-        cmd_validate(args, paths)
+        cmd_validate(args, paths, imported=True)
     readable = built
     if not args.no_publish:
         readable = served = publish(built, paths.serving_db)
         _progress(f"published {served}")
     _progress("")
-    _progress(render(summary_rows(built)))
-    if run_notes := notes(built):
+    shown, left_out = pick(summary_rows(built), loaded)
+    _progress(render(shown))
+    if left_out:
+        _progress(f"... and {left_out:,} more runs (this run's first, then any not ok): select * from runs")
+    if run_notes := notes(built, {r["run_id"] for r in shown} if left_out else None):
         _progress("\nnotes:\n" + "\n".join(f"  {n}" for n in run_notes))
     # the duckdb-cli package puts a `duckdb` binary in the project venv
     query = f"uv run duckdb -readonly {shlex.quote(str(readable))}"

@@ -36,6 +36,26 @@ def summary_rows(db: Path) -> list[dict]:
     return rows
 
 
+# rows of the table at most: a big archive's every run would scroll for minutes (7,080 at
+# 236x the samples); the rest is one query away
+MOST_ROWS = 40
+
+
+def pick(rows: list[dict], loaded: set[str], most: int = MOST_ROWS) -> tuple[list[dict], int]:
+    """The rows worth printing after a run, in table order, and how many were left out: the
+    runs this ingest landed (a folder's run id or its `#n` runs), then runs that are not ok,
+    then the most recently started."""
+    if len(rows) <= most:
+        return rows, 0
+
+    def rank(i: int) -> tuple:
+        r = rows[i]
+        return (r["run_id"].split("#")[0] not in loaded, r["status"] == "ok", -i)
+
+    keep = set(sorted(range(len(rows)), key=rank)[:most])
+    return [r for i, r in enumerate(rows) if i in keep], len(rows) - most
+
+
 def _fmt(v) -> str:
     if v is None:
         return "-"
@@ -60,9 +80,10 @@ def render(rows: list[dict]) -> str:
     return "\n".join(lines)
 
 
-def notes(db: Path) -> list[str]:
+def notes(db: Path, run_ids: set[str] | None = None) -> list[str]:
     """Lines under the table for what a user must not miss: why a run is not ok, a run.toml
-    that could not be read (dates then come from file times), a run renamed on an id clash."""
+    that could not be read (dates then come from file times), a run renamed on an id clash.
+    run_ids: only these runs' notes (the runs the table shows)."""
     with duckdb.connect(str(db), read_only=True) as con:
         rows = con.execute(
             """select r.run_id, r.status, r.status_reason, w.run_key, w.manifest_error, w.inferred,
@@ -75,6 +96,8 @@ def notes(db: Path) -> list[str]:
     out = []
     seen_keys: set[str] = set()
     for run_id, status, reason, run_key, manifest_error, inferred, short_basis in rows:
+        if run_ids is not None and run_id not in run_ids:
+            continue
         if status != "ok":
             out.append(f"{run_id}: {status}: {reason or 'no reason recorded'}")
         if short_basis:
