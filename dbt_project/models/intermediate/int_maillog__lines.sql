@@ -18,7 +18,12 @@ lines as (
 ),
 
 files as (
-    select * from {{ ref('int_file_runs') }}
+    select
+        *,
+        -- a drain log holds what happened after the run window (settings restored); per
+        -- file here, not per line after the join
+        lower(path) like '%drain%' as is_drain_file
+    from {{ ref('int_file_runs') }}
 ),
 
 windows as (
@@ -35,31 +40,45 @@ classified as (
     select
         files.run_id,
         files.path,
-        -- a drain log holds what happened after the run window (settings restored)
-        lower(files.path) like '%drain%' as is_drain_file,
+        files.is_drain_file,
         windows.window_start,
         windows.window_end,
         lines.*,
-        (
-            (lines.kind = 'client' and lines.pid is not null and lines.daemon in ('smtpd', 'postscreen'))
-            or (lines.kind = 'pickup' and lines.queue_id is not null and lines.daemon = 'pickup')
-            or (lines.kind = 'arrival')
-            or (lines.kind = 'from' and lines.program in ('sendmail', 'sm-mta'))
-        ) as is_received,
-        (
-            lines.kind = 'delivery' and lines.status = 'sent'
-            and coalesce(lines.status_text not like '%forwarded as %', true)
-        ) as is_delivered,
+        -- by kind first: the daemon (a regex over the program, inlined: as the staging
+        -- model's column DuckDB computes it for every line) and the status text's LIKE are
+        -- computed only for the lines of the kinds they decide, 3-4x cheaper over every line
+        -- than one boolean expression, which a projection evaluates whole (issue 18,
+        -- "Scale"); NULL and false count alike in every reader
+        case
+            when lines.kind = 'client' then
+                lines.pid is not null and {{ postfix_daemon('lines.program') }} in ('smtpd', 'postscreen')
+            when lines.kind = 'pickup' then
+                lines.queue_id is not null and {{ postfix_daemon('lines.program') }} = 'pickup'
+            when lines.kind = 'arrival' then true
+            when lines.kind = 'from' then lines.program in ('sendmail', 'sm-mta')
+            when lines.kind is not null then false
+        end as is_received,
+        case
+            when lines.kind = 'delivery' then
+                lines.status = 'sent' and coalesce(lines.status_text not like '%forwarded as %', true)
+            when lines.kind is not null then false
+        end as is_delivered,
         lines.kind = 'delivery' and lines.status = 'deferred' as is_deferral,
         lines.kind = 'delivery' and lines.status = 'bounced' as is_bounced,
         lines.kind = 'expired' or (lines.kind = 'delivery' and lines.status = 'expired') as is_expired,
-        (
-            lines.kind = 'reject' and (
-                not lines.is_postfix
-                or (lines.daemon in ('smtpd', 'postscreen') and lines.reject_action = 'reject')
-                or (lines.daemon = 'cleanup' and lines.reject_stage in ('header', 'body', 'END-OF-MESSAGE'))
-            )
-        ) as is_rejected
+        case
+            when lines.kind = 'reject' then
+                not {{ is_postfix('lines.program') }}
+                or (
+                    {{ postfix_daemon('lines.program') }} in ('smtpd', 'postscreen')
+                    and lines.reject_action = 'reject'
+                )
+                or (
+                    {{ postfix_daemon('lines.program') }} = 'cleanup'
+                    and lines.reject_stage in ('header', 'body', 'END-OF-MESSAGE')
+                )
+            when lines.kind is not null then false
+        end as is_rejected
     from lines
     inner join files
         on lines.file_id = files.file_id

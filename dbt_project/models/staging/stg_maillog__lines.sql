@@ -72,8 +72,8 @@ renamed as (
         bytes_out,
         -- pflogsumm's reading (tests/test_maillog_parser.py): postfix daemons, the smtps/
         -- submission prefixes stripped
-        regexp_replace(program, '^postfix[^/]*/((smtps|submission)/)?', '') as daemon,
-        program like 'postfix%' as is_postfix
+        {{ postfix_daemon('program') }} as daemon,
+        {{ is_postfix('program') }} as is_postfix
     from source
 )
 
