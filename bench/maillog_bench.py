@@ -202,7 +202,7 @@ def main() -> None:
         ours = land_duckdb(tmp, log, n)
         peak_kb = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
         db_size = (tmp / "bench.duckdb").stat().st_size + sum(
-            f.stat().st_size for f in (tmp / "bench.duckdb.parquet").iterdir()
+            f.stat().st_size for f in (tmp / "bench.duckdb.parquet").rglob("*.parquet")
         )
 
         t, c0 = time.perf_counter(), _cpu_children()

@@ -1,7 +1,9 @@
 """Bulk tables (raw.maillog) as per-file Parquet behind a DuckDB view.
 
 A parser with `record_batches` hands over Arrow batches, one list per block; each block's
-rows go to one Parquet part (every column, LZ4; one row group), written
+rows go to one Parquet part (every column, LZ4; one row group) in its file's folder
+(`<table>/file_id=<id>/`, a Hive partition: a query on some files' rows opens only
+their parts, not the footer of every part in the archive), written
 by a pool of writer threads under a temporary name and renamed, while the parser works on
 the next block. `raw.parquet_files` records which parts hold each input file's rows (in
 block order), in the same transaction as the file's `raw.files` row, and the view
@@ -67,7 +69,8 @@ def _columns(ddl: str) -> list[tuple[str, str]]:
 
 def ensure(con, table: str, ddl: str) -> None:
     """The ledger table and the view; an old landing's physical table is dropped (the
-    loader re-parses its files: the parser version changed with the move)."""
+    loader re-parses its files: the parser version changed with the move), and its parts
+    from before the partition folders are moved into them."""
     con.execute(f"create table if not exists raw.parquet_files ({FILES_DDL})")
     # parts written with every column (NULL where no row sets it): NULL for a part from before
     con.execute("alter table raw.parquet_files add column if not exists all_columns BOOLEAN")
@@ -77,8 +80,46 @@ def ensure(con, table: str, ddl: str) -> None:
     ).fetchone()
     if kind and kind[0] == "BASE TABLE":
         con.execute(f"drop table raw.{table}")
+    _partition(con, table)
     rebuild_view(con, table, ddl)
     _sweep(con)
+
+
+def part_path(d: Path, table: str, file_id: int, name: str) -> Path:
+    """Where a part of `file_id`'s rows lives: its file's Hive partition folder."""
+    return d / table / f"file_id={int(file_id)}" / name
+
+
+def _partitioned(path: str) -> bool:
+    return Path(path).parent.name.startswith("file_id=")
+
+
+def _partition(con, table: str) -> None:
+    """Parts of a landing from before the partition folders, moved into them: each is
+    hard-linked at its new path, the ledger names the new paths in one transaction, and the
+    sweep then removes the old names (a crash in between leaves a file no row names, which
+    the next sweep removes, never a row naming a missing file)."""
+    rows = con.execute(
+        f"select file_id, path from raw.parquet_files where table_name = {_lit(table)}"
+    ).fetchall()
+    flat = [(fid, p) for fid, p in rows if not _partitioned(p)]
+    if not flat:
+        return
+    moves = []
+    for fid, path in flat:
+        old = Path(path)
+        new = part_path(old.parent, table, fid, old.name)
+        new.parent.mkdir(parents=True, exist_ok=True)
+        if not new.exists():
+            os.link(old, new)
+        moves.append((path, str(new)))
+    values = ", ".join(f"({_lit(a)}, {_lit(b)})" for a, b in moves)
+    con.execute("begin")
+    con.execute(
+        f"update raw.parquet_files set path = m.new from (values {values}) as m(old, new) "
+        "where raw.parquet_files.path = m.old"
+    )
+    con.execute("commit")
 
 
 def rebuild_view(con, table: str, ddl: str) -> None:
@@ -99,8 +140,13 @@ def rebuild_view(con, table: str, ddl: str) -> None:
         # maillog binds it). The typed empty relation names every column, so a column no
         # part has is NULL of its type too.
         union = "" if all(r[1] for r in rows) else ", union_by_name = true"
+        # file_id from the part's folder: a filter on it picks the parts before any is opened
+        # (0.6 s of footers per query at 236x the samples, 2,600 parts, against 0.08 s)
+        partitioned = all(_partitioned(p) for p in paths)
+        hive = ", hive_partitioning = true, hive_types = {'file_id': 'BIGINT'}" if partitioned else ""
         body = (
-            f"select {select} from (select * from read_parquet([{files}]{union}) union all by name {empty})"
+            f"select {select} from "
+            f"(select * from read_parquet([{files}]{union}{hive}) union all by name {empty})"
         )
     else:
         body = empty
@@ -117,13 +163,17 @@ def rebuild_view(con, table: str, ddl: str) -> None:
 
 
 def _sweep(con) -> None:
-    """Remove Parquet files no committed ledger row names (crash leftovers, replaced files)."""
+    """Remove Parquet files no committed ledger row names (crash leftovers, replaced files),
+    and the partition folders left empty."""
     d = store_dir(con)
     if not d.is_dir():
         return
     keep = {r[0] for r in con.execute("select path from raw.parquet_files").fetchall()}
-    for f in d.iterdir():
-        if str(f) not in keep:
+    for f in sorted(d.rglob("*"), key=lambda p: len(p.parts), reverse=True):  # files before their folders
+        if f.is_dir():
+            with contextlib.suppress(OSError):  # not empty
+                f.rmdir()
+        elif str(f) not in keep:
             f.unlink(missing_ok=True)
 
 
@@ -272,7 +322,7 @@ def land(
 ) -> LineCounts:
     """Write a file's batches: rows to Parquet, noise and quarantine to their tables.
 
-    Each block becomes one Parquet part (`<table>-<file_id>-<tag>-<seq>.parquet`), written
+    Each block becomes one Parquet part (`<table>/file_id=<id>/<tag>-<seq>.parquet`), written
     by WRITERS threads while the parser works on the next block; the view lists a file's
     parts in `seq` order, so rows keep the file's line order. The ledger rows naming the
     parts are inserted only after every part is complete.
@@ -281,9 +331,8 @@ def land(
     `rebuild_view` once at the end. Binding the view reads the footer of every part
     (when it is a union by name), so a rebuild per file made each file's landing grow with the
     archive."""
-    d = store_dir(con)
-    d.mkdir(parents=True, exist_ok=True)
-    stem = f"{table}-{int(file_id)}-{uuid.uuid4().hex[:12]}"
+    d, stem = store_dir(con), uuid.uuid4().hex[:12]
+    part_path(d, table, file_id, stem).parent.mkdir(parents=True, exist_ok=True)
     names = [n for n, _ in _columns(ddl)]
     parts: list[tuple[Path, Path]] = []
     pending: deque[Future] = deque()
@@ -291,7 +340,7 @@ def land(
     total = noise = quarantined = 0
     try:
         for seq, item in enumerate(prefetch(blocks)):
-            final = d / f"{stem}-{seq:06d}.parquet"
+            final = part_path(d, table, file_id, f"{stem}-{seq:06d}.parquet")
             tmp = final.with_name("." + final.name + ".tmp")
             if hasattr(item, "write"):  # a compiled parser's block: it writes its own part
                 lines = item.lines

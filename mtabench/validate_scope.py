@@ -68,7 +68,10 @@ class Scope:
 
     def predicate(self, key: str) -> str:
         if key == "file_id":
-            return f"file_id in ({', '.join(map(str, self.file_ids))})" if self.file_ids else "false"
+            # one list constant, as macros/per_run.sql file_id_in: the maillog landing's
+            # partition folders are picked by it before any part is opened
+            ids = ", ".join(map(str, self.file_ids))
+            return f"list_contains([{ids}]::bigint[], file_id)" if self.file_ids else "false"
         if not self.folder_run_ids:
             return "false"
         if any("#" in r for r in self.folder_run_ids):  # its rows' prefix would not match it

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import duckdb
+import pytest
 
 from ingest.landing import delete_file_rows, ensure_schema, land_file
 from ingest.parsers.base import ParseContext
@@ -14,6 +15,11 @@ LINES = [
     "Nov 21 22:04:35 mx1 postfix/qmgr[2]: ABCDEF123: removed",
     "",
 ]
+
+
+def _parts(store) -> set:
+    """The Parquet parts under a landing's store (in its files' partition folders)."""
+    return {p for p in store.rglob("*") if p.is_file()}
 
 
 def _land(con, path, fid=7):
@@ -45,7 +51,7 @@ def test_rollback_leaves_the_view_and_sweeps_the_orphan(tmp_path):
             (1, "connect", "1.2.3.4"),
             (2, "removed", None),
         ]
-        first = set((tmp_path / "x.duckdb.parquet").iterdir())
+        first = _parts(tmp_path / "x.duckdb.parquet")
         assert len(first) == 1
         # a changed file whose landing never commits (a crash): the committed view is unchanged
         log.write_text(LINES[1] + "\n")
@@ -55,10 +61,10 @@ def test_rollback_leaves_the_view_and_sweeps_the_orphan(tmp_path):
         assert con.execute("select count(*) from raw.maillog").fetchone() == (1,)
         con.execute("rollback")
         assert con.execute("select count(*) from raw.maillog").fetchone() == (2,)
-        assert len(set((tmp_path / "x.duckdb.parquet").iterdir())) == 2  # the orphan, unlisted
+        assert len(_parts(tmp_path / "x.duckdb.parquet")) == 2  # the orphan, unlisted
     with duckdb.connect(str(db)) as con:
         ensure_schema(con)  # next ingest: files no committed row names are removed
-        assert set((tmp_path / "x.duckdb.parquet").iterdir()) == first
+        assert _parts(tmp_path / "x.duckdb.parquet") == first
         assert con.execute("select count(*) from raw.maillog").fetchone() == (2,)
         # the file removed: its rows leave with the commit
         con.execute("begin")
@@ -96,7 +102,7 @@ def test_a_file_in_many_blocks_lands_as_parts_in_line_order(tmp_path):
         c = arrow_landing.land(con, 7, "maillog", ddl, _blocks_of(log, 1000))  # ~15 lines a block
         con.execute("commit")
         assert (c.total, c.parsed, c.quarantined) == (600, 599, 1)
-        parts = sorted(store.iterdir())
+        parts = sorted(_parts(store))
         assert len(parts) > 20, parts  # one part per block
         got = con.execute("select line_no, queue_id from raw.maillog").fetchall()  # no order by
         want = [(i + 1, f"ABC{i:06d}") for i in range(600) if i != 250]
@@ -116,7 +122,7 @@ def test_a_file_in_many_blocks_lands_as_parts_in_line_order(tmp_path):
             con.execute("rollback")
         else:
             raise AssertionError("the failing block did not fail the landing")
-        assert sorted(store.iterdir()) == parts  # no part, no temporary file left
+        assert sorted(_parts(store)) == parts  # no part, no temporary file left
         assert con.execute("select count(*) from raw.maillog").fetchone() == (599,)
 
 
@@ -229,7 +235,7 @@ def test_parts_hold_every_column_so_the_view_reads_one_schema(tmp_path):
     with duckdb.connect(str(tmp_path / "x.duckdb")) as con:
         ensure_schema(con)
         _land(con, log)
-        (part,) = (tmp_path / "x.duckdb.parquet").iterdir()
+        (part,) = _parts(tmp_path / "x.duckdb.parquet")
         written = {r[0] for r in con.execute(f"select name from parquet_schema('{part}')").fetchall()}
         assert {n for n, _ in _columns(ddl)} <= written  # client_ip ... though no line sets them
         view = con.execute("select sql from duckdb_views() where view_name = 'maillog'").fetchone()[0]
@@ -283,6 +289,67 @@ def test_a_parser_upgrade_relands_every_maillog_with_one_view_rebuild(tmp_path, 
         assert after == before
         # the old parts, unlisted, go at the next ensure_schema (every ingest's first step)
         listed = {r[0] for r in con.execute("select path from raw.parquet_files").fetchall()}
-        assert len(listed) == len(before) < len(list((tmp_path / "u.duckdb.parquet").iterdir()))
+        assert len(listed) == len(before) < len(_parts(tmp_path / "u.duckdb.parquet"))
         ensure_schema(con)
-    assert {str(p) for p in (tmp_path / "u.duckdb.parquet").iterdir()} == listed
+    assert {str(p) for p in _parts(tmp_path / "u.duckdb.parquet")} == listed
+
+
+def test_a_query_on_some_files_opens_only_their_parts(tmp_path):
+    """Each file's parts sit in its own partition folder (`maillog/file_id=<id>/`), so a
+    filter on file_id picks the parts from their paths and opens no other part."""
+    log = tmp_path / "maillog"
+    log.write_text("\n".join(LINES) + "\n")
+    with duckdb.connect(str(tmp_path / "x.duckdb")) as con:
+        ensure_schema(con)
+        for fid in (7, 8, 9):
+            _land(con, log, fid)
+        for part in _parts(tmp_path / "x.duckdb.parquet"):
+            fid = int(part.parent.name.removeprefix("file_id="))
+            assert part.parent.parent.name == "maillog" and fid in (7, 8, 9)
+        # file 9's part made unreadable (the first part, 7's, gives the view its schema): a
+        # query on file 8 never opens it
+        for part in _parts(tmp_path / "x.duckdb.parquet"):
+            if part.parent.name == "file_id=9":
+                part.write_bytes(b"not parquet")
+        assert con.execute("select count(*), min(line_no) from raw.maillog where file_id = 8").fetchone() == (
+            2,
+            1,
+        )
+        with pytest.raises(duckdb.Error):
+            con.execute("select count(*) from raw.maillog").fetchone()
+
+
+def test_a_landing_from_before_the_partition_folders_is_moved_into_them(tmp_path):
+    """Parts of an older landing (flat in the store folder) move into their files' partition
+    folders at the next ensure_schema: the same rows, the ledger names the new paths, and
+    the old names are gone."""
+    import shutil
+
+    log = tmp_path / "maillog"
+    log.write_text("\n".join(LINES) + "\n")
+    store = tmp_path / "x.duckdb.parquet"
+    with duckdb.connect(str(tmp_path / "x.duckdb")) as con:
+        ensure_schema(con)
+        for fid in (7, 8):
+            _land(con, log, fid)
+        rows = con.execute("select * from raw.maillog order by file_id, line_no").fetchall()
+        for part in _parts(store):  # as an older landing laid them out
+            flat = store / f"maillog-{part.parent.name.removeprefix('file_id=')}-{part.name}"
+            shutil.move(part, flat)
+            con.execute("update raw.parquet_files set path = ? where path = ?", [str(flat), str(part)])
+            part.parent.rmdir()
+        from ingest.landing import refresh_views
+
+        refresh_views(con)
+        view = con.execute("select sql from duckdb_views() where view_name = 'maillog'").fetchone()[0]
+        assert "hive_partitioning" not in view
+        assert con.execute("select * from raw.maillog order by file_id, line_no").fetchall() == rows
+
+    with duckdb.connect(str(tmp_path / "x.duckdb")) as con:
+        ensure_schema(con)
+        listed = {r[0] for r in con.execute("select path from raw.parquet_files").fetchall()}
+        assert {str(p) for p in _parts(store)} == listed
+        assert all(p.parent.name in ("file_id=7", "file_id=8") for p in _parts(store))
+        view = con.execute("select sql from duckdb_views() where view_name = 'maillog'").fetchone()[0]
+        assert "hive_partitioning" in view
+        assert con.execute("select * from raw.maillog order by file_id, line_no").fetchall() == rows

@@ -122,8 +122,9 @@
 {%- endmacro %}
 
 {#
-  `column in (...)` over the ids `sub` selects: written as literals (quoted when `quote`) up to
-  `max_literals` of them, so DuckDB skips other files' or runs' row groups by their statistics;
+  `column in (...)` over the ids `sub` selects: written as literals (quoted when `quote`; file
+  ids as one list, file_id_in) up to `max_literals` of them, so DuckDB skips other files' parts
+  or runs' row groups;
   beyond that the subquery itself; `false` when there are none
 #}
 {% macro per_run_in_list(column, sub, quote, max_literals=2000) -%}
@@ -135,7 +136,7 @@
         {%- for i in ids -%}
             {%- do literals.append("'" ~ (i | replace("'", "''")) ~ "'" if quote else i) -%}
         {%- endfor -%}
-        {{ column }} in ({{ literals | join(', ') }})
+        {{ file_id_in(column, literals) if not quote else column ~ ' in (' ~ (literals | join(', ')) ~ ')' }}
     {%- else -%}
         {{ column }} in ({{ sub }})
     {%- endif -%}
@@ -288,7 +289,17 @@
 {% endmacro %}
 
 {% macro _per_run_batch_filter(column, ids) -%}
-    {{ column }} in ({{ ids | join(', ') }})
+    {{ file_id_in(column, ids) }}
+{%- endmacro %}
+
+{#
+  `column` among the file ids `ids`, as one list constant. On the maillog landing (a Hive
+  partition folder per file) DuckDB applies it to the parts' folders before it opens any part;
+  an IN list of literals costs there about files x ids (1,000 ids at 236x the samples: 4.2 s
+  against 0.6 s). DuckDB only: the per-run filters run on DuckDB alone.
+#}
+{% macro file_id_in(column, ids) -%}
+    list_contains([{{ ids | join(', ') }}]::bigint[], {{ column }})
 {%- endmacro %}
 
 {# the model's filter: the first batch's file ids (`false` when no run is pending); on Spark,

@@ -116,7 +116,7 @@
            landing); one query per test, so only where a scan would cost more #}
         {% set ids = run_query(pending_files ~ ' order by 1').columns[0].values() %}
         {% if ids | length == 0 %}{{ return('false') }}{% endif %}
-        {{ return('file_id in (' ~ (ids | join(', ') if ids | length <= 2000 else pending_files) ~ ')') }}
+        {{ return(file_id_in('file_id', ids) if ids | length <= 2000 else 'file_id in (' ~ pending_files ~ ')') }}
     {% else %}
         {{ return('file_id in (' ~ pending_files ~ ')') }}
     {% endif %}

@@ -38,7 +38,7 @@ with child as (
     from {{ model }}
     where {{ column_name }} is not null
     {%- if scoped %}
-        and {% if ids | length == 0 %}false{% elif ids | length <= 2000 %}{{ column_name }} in ({{ ids | join(', ') }}){% else %}{{ column_name }} in ({{ pending }}){% endif %}
+        and {% if ids | length == 0 %}false{% elif ids | length <= 2000 %}{{ file_id_in(column_name, ids) }}{% else %}{{ column_name }} in ({{ pending }}){% endif %}
     {%- endif %}
     {%- if scoped and ledger %}
     union all
