@@ -194,8 +194,8 @@ def fingerprints(db: Path) -> dict[tuple[str, str], str]:
 
 
 def test_a_macro_or_var_change_rebuilds_every_run(tmp_path, monkeypatch):
-    """dbt's graph has no macro checksums: the CLI passes a hash of macros/ and
-    dbt_project.yml (mtabench/dbt_code.py), so changed macro code rebuilds every run's rows."""
+    """dbt's graph has no macro checksums: the CLI passes a hash of models/, seeds/, macros/
+    and dbt_project.yml (mtabench/dbt_code.py), so changed code rebuilds every run's rows."""
     from mtabench.dbt_code import code_hash
 
     project = Path(__file__).resolve().parents[1] / "dbt_project"
@@ -205,6 +205,12 @@ def test_a_macro_or_var_change_rebuilds_every_run(tmp_path, monkeypatch):
     macro = copy / "macros" / "cross_engine.sql"
     macro.write_text(macro.read_text() + "\n{# changed #}\n")
     assert code_hash(copy) != before_hash
+    # the models' and seeds' code too: the macro reads no checksum from dbt's graph then
+    hashes = [code_hash(copy)]
+    for changed in (copy / "models" / "marts" / "messages.sql", copy / "seeds" / "student_t.csv"):
+        changed.write_text(changed.read_text() + "\n")
+        hashes.append(code_hash(copy))
+    assert len(set(hashes)) == 3, hashes
 
     data = tmp_path / "data"
     mtabench(data, "ingest", str(SAMPLES))

@@ -134,7 +134,7 @@ def test_messages_equal_a_replay_of_the_maillog(run, con):
     assert got == expected
 
 
-def test_messages_built_in_batches_equal_one_statement(built_db, tmp_path):
+def test_messages_built_in_batches_equal_one_statement(built_db, tmp_path, monkeypatch):
     """`messages` built in batches of runs (per_run_batch_lines: each batch its own statement,
     macros/per_run.sql) holds exactly the rows of the one-statement build checked above."""
     import json
@@ -150,6 +150,7 @@ def test_messages_built_in_batches_equal_one_statement(built_db, tmp_path):
     shutil.copy(built_db, db)  # the maillog parts are read where the built DB wrote them
     paths = Paths(db=db, data_dir=tmp_path)
     small = json.dumps({"per_run_batch_lines": 20000})
+    monkeypatch.setenv("DBT_LOG_LEVEL_FILE", "debug")  # dbt logs each statement at debug
     run_dbt(paths, ["run", "--select", "messages", "--full-refresh", "--vars", small], lambda _: None)
     log = (tmp_path / "dbt_logs" / "dbt.log").read_text()
     inserts = log.count(f'insert into "{db.stem}"."main"."messages" by name')
