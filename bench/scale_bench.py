@@ -23,6 +23,7 @@ Figures only; no assertion. The machine is shared and noisy: compare ratios with
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import re
 import shutil
@@ -120,10 +121,22 @@ def dataset_queries() -> dict[str, str]:
     return out
 
 
+def _paged(params: dict) -> tuple[list[str], str, int] | None:
+    """A raw table chart with server pagination asks for one page, ordered, and a row count:
+    its columns, ORDER BY and page length; None for any other chart."""
+    if not (params.get("server_pagination") and params.get("query_mode") == "raw"):
+        return None
+    order = [json.loads(o) for o in params.get("order_by_cols") or []]
+    by = ", ".join(f"{col} {'asc' if ascending else 'desc'}" for col, ascending in order)
+    return params["all_columns"], by, int(params.get("server_page_length") or 20)
+
+
 def default_filtered_queries() -> dict[str, str]:
     """Each dataset as a dashboard opens it, where a native filter has a default value: the
     dataset's SQL as a subquery (as Superset wraps a virtual dataset) with every in-scope
-    default filter on a column the dataset has. Key: "<dataset> (<dashboard slug>)"."""
+    default filter on a column the dataset has. Key: "<dataset> (<dashboard slug>)". A table
+    chart with server pagination is measured as Superset queries it: its first page (ORDER BY,
+    LIMIT page length) and its row count, keys "... first page" and "... row count"."""
     datasets = {}
     for f in sorted(DATASETS.rglob("*.yaml")):
         doc = yaml.safe_load(f.read_text())
@@ -133,10 +146,11 @@ def default_filtered_queries() -> dict[str, str]:
                 doc["sql"],
                 {c["column_name"] for c in doc["columns"]},
             )
-    chart_dataset = {}
+    chart_dataset, chart_paged = {}, {}
     for f in sorted(CHARTS.glob("*.yaml")):
         doc = yaml.safe_load(f.read_text())
         chart_dataset[doc["uuid"]] = doc["dataset_uuid"]
+        chart_paged[doc["uuid"]] = _paged(doc.get("params") or {})
     out = {}
     for f in sorted(BOARDS.glob("*.yaml")):
         board = yaml.safe_load(f.read_text())
@@ -162,9 +176,18 @@ def default_filtered_queries() -> dict[str, str]:
                 for col, values, excluded in defaults
                 if col in columns and meta.get("chartId") not in excluded
             ]
-            if where:
-                key = f"{name} ({board['slug']})"
-                out[key] = f"select * from ({sql}) as virtual_table where {' and '.join(where)}"
+            if not where:
+                continue
+            filtered = f"from ({sql}) as virtual_table where {' and '.join(where)}"
+            if paged := chart_paged[meta["uuid"]]:
+                cols, by, page = paged
+                order = f" order by {by}" if by else ""
+                out[f"{name} ({board['slug']}) first page"] = (
+                    f"select {', '.join(cols)} {filtered}{order} limit {page}"
+                )
+                out[f"{name} ({board['slug']}) row count"] = f"select count(*) {filtered}"
+            else:
+                out[f"{name} ({board['slug']})"] = f"select * {filtered}"
     return out
 
 

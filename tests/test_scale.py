@@ -124,3 +124,29 @@ def test_two_copies_build_like_one_and_one_more_run_touches_no_other(tmp_path, m
         assert changed == {}
     messages = per_run(db, "messages")
     assert messages[new_run] == messages[victim] == one["messages"][victim]
+
+
+def test_a_paged_table_is_measured_by_the_queries_superset_sends(built_db):
+    """The benchmark times a server-paginated table chart as Superset queries it: one ordered
+    page and a row count (the whole result is never fetched). On the samples, each page holds
+    rows of the whole filtered result, as many as a page or the result has, and the count is
+    the result's length (ties in the order make which rows a page holds free)."""
+    from collections import Counter
+
+    from scale_bench import default_filtered_queries
+
+    queries = default_filtered_queries()
+    pages = {k.removesuffix(" first page"): v for k, v in queries.items() if k.endswith(" first page")}
+    # the which-setting-won table (ranked differences) is paginated, with a default confidence
+    assert any(k.startswith("which_setting_won_ranked") for k in pages), sorted(queries)
+    with duckdb.connect(str(built_db), read_only=True) as con:
+        for key, page_sql in pages.items():
+            count = con.execute(queries[f"{key} row count"]).fetchone()[0]
+            head, _, limit = page_sql.rpartition(" limit ")
+            every = con.execute(head).fetchall()
+            page = con.execute(page_sql).fetchall()
+            assert count == len(every) > 0, key
+            assert len(page) == min(int(limit), count), key
+            assert not Counter(page) - Counter(every), key
+        for sql in queries.values():  # every other query runs
+            con.execute(sql).fetchall()
