@@ -11,6 +11,7 @@ from pathlib import Path
 
 from mtabench.dbt_code import ENV as CODE_HASH_ENV
 from mtabench.dbt_code import code_hash
+from mtabench.dbt_failures import compiled_column_checks, explain
 from mtabench.paths import DBT_PROJECT, Paths
 from mtabench.pipeline_lock import popen_tied
 
@@ -59,11 +60,17 @@ def run_dbt(
         cmd, env=dbt_env(paths, target), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
     )
     tail: list[str] = []
+    checks: list[str] = []  # lines naming a column_checks test's compiled code
     assert proc.stdout is not None
     for line in proc.stdout:
         line = line.rstrip()
         tail = (tail + [line])[-40:]
+        if "column_checks_" in line:
+            checks.append(_ANSI.sub("", line))
         # every line to the caller (the CLI keeps them in data/logs/dbt.log), without the clock
         progress(_CLOCK.sub("", _ANSI.sub("", line)))
     if proc.wait() != 0:
-        raise DbtFailed("dbt " + " ".join(args) + " failed:\n" + "\n".join(tail))
+        found = explain(paths.db, compiled_column_checks(checks, DBT_PROJECT)) if target == "duckdb" else []
+        for line in found:
+            progress(line)
+        raise DbtFailed("dbt " + " ".join(args) + " failed:\n" + "\n".join(tail + found))

@@ -237,7 +237,7 @@ def test_failed_dbt_test_fails_the_build_and_keeps_serving_file(pipeline):
         assert states["dbt.median_ci_ranks_seed"][0] == "success", "a node the failure does not touch"
         assert states["validate"][0] == "upstream_failed"
         assert states["publish"][0] == "upstream_failed"
-        assert "accepted_values_stg_raw__files_status" in out, out[-6000:]
+        assert "column_checks_stg_raw__files" in out, out[-6000:]
         assert sha(serving) == before, "the serving file changed after a failed dbt test"
     finally:
         with duckdb.connect(str(landing)) as con:

@@ -21,7 +21,7 @@ CLI = [sys.executable, "-m", "mtabench.cli"]
 # a queue sample with no maildrop count passes stg_queue__samples' tests (file-scoped) and
 # makes int_queue__minutes.queue_sampled null, which its run-scoped not_null test rejects
 RUN = "runs/a-baseline-t5"
-QUEUE_TEST = "not_null_int_queue__minutes_queue_sampled"
+QUEUE_TEST = "column_checks_int_queue__minutes"
 
 
 def mtabench(data: Path, *args: str) -> subprocess.CompletedProcess:
@@ -75,6 +75,9 @@ def test_dbt_tests_check_new_runs_and_keep_failing_until_fixed(tmp_path):
         out = mtabench(data, "build")
         assert out.returncode == 4, out.stdout[-2000:]
         assert QUEUE_TEST in out.stdout + out.stderr
+        new_minutes = "from intermediate.int_queue__minutes where run_id = 'a-baseline-t5~c9'"
+        (nulls,) = sql(db, f"select count(*) {new_minutes} and queue_sampled is null")[0]
+        assert nulls > 0 and f"{QUEUE_TEST}: queue_sampled not_null {nulls} row(s)" in out.stdout + out.stderr
         assert sql(db, "select folder_run_id from per_run_state.pending") == [("a-baseline-t5~c9",)]
     sql(db, f"delete from raw.queue_samples where {queue_rows('a-baseline-t5~c9')}")
     sql(db, "insert into raw.queue_samples select * from keep")

@@ -1,7 +1,7 @@
 {#
   Tests that check only the runs that changed (issue 18, "Incremental everything").
 
-  A row-level test (not_null, accepted_values, non_negative; unique_combination over a key
+  A row-level test (column_checks, not_null, accepted_values, non_negative; unique_combination over a key
   holding the file_id, scoped by file, or else the run_id) of a model whose rows belong to one run each judges each
   run's rows on their own: if a run's landed files, its manifest row and the project's code
   are what they were when its rows last passed every test, they are the same rows, and the
@@ -102,7 +102,7 @@
         {% elif key not in columns %}
             {{ return('') }}
         {% endif %}
-    {% elif name not in ('not_null', 'accepted_values', 'non_negative') %}
+    {% elif name not in ('column_checks', 'not_null', 'accepted_values', 'non_negative') %}
         {{ return('') }}
     {% endif %}
     {% set pending_files = 'select file_id from raw.files where run_key in (select run_key from per_run_state.pending)' %}

@@ -1,0 +1,56 @@
+"""A model's column checks as one dbt test (dbt_project/tests/generic/column_checks.sql):
+each planted bad value is counted under its column and check, with dbt's meanings (null
+passes non_negative and accepted_values), and mtabench names them when the test fails."""
+
+from __future__ import annotations
+
+import shutil
+
+import duckdb
+import pytest
+
+from mtabench.dbt import DbtFailed, run_dbt
+from mtabench.paths import Paths
+
+
+def test_failing_column_checks_are_named_with_their_rows(built_db, tmp_path):
+    data = tmp_path / "data"
+    shutil.copytree(built_db.parent, data, ignore=shutil.ignore_patterns("serving", "*.wal"))
+    db = data / built_db.name
+    with duckdb.connect(str(db)) as con:
+        ids = [r[0] for r in con.execute("select run_id from main.runs order by run_id limit 6").fetchall()]
+        plant = [
+            ("total_messages = null", ids[0:3]),  # not_null: 3 rows
+            ("pop3_sessions = -1", ids[3:5]),  # non_negative: 2 rows
+            ("status = 'bogus'", ids[5:6]),  # accepted_values: 1 row
+            ("status = null", ids[0:1]),  # not_null: 1 row; accepted_values lets null pass
+            ("imap_sessions = null", ids[0:6]),  # null passes non_negative
+        ]
+        for assignment, runs in plant:
+            con.execute(f"update main.runs set {assignment} where list_contains(?, run_id)", [runs])
+        # every run pending: the per-run checks read every run's rows, not only changed runs'
+        con.execute("delete from per_run_state.checked")
+
+    lines: list[str] = []
+    with pytest.raises(DbtFailed) as failed:
+        run_dbt(Paths(db=db, data_dir=data), ["test", "--select", "column_checks_runs"], lines.append)
+    found = sorted(line for line in lines if line.startswith("column_checks_runs: "))
+    assert found == [
+        "column_checks_runs: pop3_sessions non_negative 2 row(s)",
+        "column_checks_runs: status accepted_values 1 row(s)",
+        "column_checks_runs: status not_null 1 row(s)",
+        "column_checks_runs: total_messages not_null 3 row(s)",
+    ]
+    assert "Got 7 results" in str(failed.value)
+    assert all(line in str(failed.value) for line in found)
+
+
+def test_column_checks_pass_on_the_samples(built_db):
+    """The samples' build ran every model's column checks, and they passed."""
+    import json
+
+    results = json.loads((built_db.parent / "dbt_target" / "run_results.json").read_text())["results"]
+    checks = {
+        r["unique_id"].split(".")[2]: r["status"] for r in results if ".column_checks_" in r["unique_id"]
+    }
+    assert len(checks) >= 40 and set(checks.values()) == {"pass"}, checks
