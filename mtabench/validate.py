@@ -37,19 +37,16 @@ class ValidationFailed(Exception):
 
 def validate(
     db_path: Path, gx_dir: Path, suites: list[str] | None = None, changed_only: bool = False
-) -> Path:
-    """Validate; return the Data Docs index. Raises ValidationFailed naming each failure.
+) -> Path | None:
+    """Validate; return the Data Docs index, or None when no check had a failing row for
+    Great Expectations to judge. Raises ValidationFailed naming each failure.
 
     changed_only: per-run checks read only the runs not yet validated at their current state
     (mtabench/validate_scope.py); a passing suite is recorded as validated for every run."""
-    os.environ.setdefault("GX_ANALYTICS_ENABLED", "false")
-    import great_expectations as gx  # slow import (~7 s): only when validating
-
     site = gx_dir / "gx" / "uncommitted" / "data_docs" / "local_site"
     # Data Docs show the last validate: the site is written anew from this validate's results
     shutil.rmtree(site, ignore_errors=True)
-    ctx = _context(gx, site)
-    source = ctx.data_sources.add_pandas("mtabench")
+    gx = _Gx(site)
     failures: list[Failure] = []
     passed: list[str] = []
     with duckdb.connect(str(db_path), read_only=True) as con:
@@ -58,18 +55,49 @@ def validate(
             scope = validate_scope.pending(con, suite_name, SUITES[suite_name]) if changed_only else None
             before = len(failures)
             for check in SUITES[suite_name]:
-                failures += _run_check(gx, ctx, source, con, suite_name, check, scope)
+                failures += _run_check(gx, con, suite_name, check, scope)
             if len(failures) == before:
                 passed.append(suite_name)
     if changed_only and passed:
         with duckdb.connect(str(db_path)) as con:
             for suite_name in passed:
                 validate_scope.record(con, suite_name, SUITES[suite_name])
-    ctx.build_data_docs()
-    docs = site / "index.html"
+    docs = gx.build_docs()
     if failures:
         raise ValidationFailed(failures, docs)
     return docs
+
+
+class _Gx:
+    """Great Expectations, started when a check first has failing rows for it to judge.
+
+    DuckDB counts every expectation's unexpected rows (validate_sql); GX judges those rows.
+    A check with none would hand GX an empty frame, on which every expectation of the suites
+    (row-wise or uniqueness) passes whatever the data: 0.2 s per check and the ~7 s import,
+    for a verdict known in advance. So GX runs only where DuckDB found failing rows, and the
+    Data Docs show those checks."""
+
+    def __init__(self, site: Path):
+        self.site = site
+        self.ctx = None
+        self.source = None
+        self.gx = None
+
+    def start(self):
+        if self.ctx is None:
+            os.environ.setdefault("GX_ANALYTICS_ENABLED", "false")
+            import great_expectations as gx  # slow import (~7 s): only when judging rows
+
+            self.gx = gx
+            self.ctx = _context(gx, self.site)
+            self.source = self.ctx.data_sources.add_pandas("mtabench")
+        return self.gx, self.ctx, self.source
+
+    def build_docs(self) -> Path | None:
+        if self.ctx is None:
+            return None
+        self.ctx.build_data_docs()
+        return self.site / "index.html"
 
 
 def _context(gx, site: Path):
@@ -155,7 +183,7 @@ def _file_parts(con, check: Check, scope: validate_scope.Scope | None) -> list[s
     return [check.scoped(validate_scope.Scope([], ids).predicate("file_id")) for ids in batches]
 
 
-def _rowwise(gx, ctx, source, con, name: str, expectations: list, parts: list[str], context: list[str]):
+def _rowwise(gx: _Gx, con, name: str, expectations: list, parts: list[str], context: list[str]):
     """Row-wise expectations: DuckDB counts each one's unexpected rows over every part (one
     aggregate per part), GX judges the failing rows (at most MOST_UNEXPECTED each). A
     failure either side fails: a count GX does not confirm means the SQL form and GX disagree."""
@@ -175,8 +203,10 @@ def _rowwise(gx, ctx, source, con, name: str, expectations: list, parts: list[st
                     con.execute(f"select {cols} from ({sql}) where {preds[i]} limit {MOST_UNEXPECTED}").df()
                 )
             counts[i] += n
+    if not any(counts):  # no failing row: nothing for GX to judge (_Gx)
+        return [_Outcome(validate_sql.snake(c), dict(kw), element_count=total) for c, kw in expectations]
     frame = _frame(con, cols, parts[0], failing)
-    outcomes = _validate(gx, ctx, source, con, name, expectations, frame)
+    outcomes = _validate(gx, con, name, expectations, frame)
     for o, n in zip(outcomes, counts, strict=True):
         o.element_count = total
         if n and not o.failed:
@@ -204,7 +234,7 @@ def _frame(con, cols: str, sql: str, frames: list):
 
 
 def _run_check(
-    gx, ctx, source, con, suite_name: str, check: Check, scope: validate_scope.Scope | None = None
+    gx: _Gx, con, suite_name: str, check: Check, scope: validate_scope.Scope | None = None
 ) -> list[Failure]:
     # the pending runs' rows only, for a per-run check (validate_scope); else every row
     scoped = check.scoped(scope.predicate(check.per_run)) if scope and check.per_run else check.scoped()
@@ -216,7 +246,7 @@ def _run_check(
     if rowwise:
         batched = check.per_run == "file_id" and "{files}" in check.sql
         parts = _file_parts(con, check, scope) if batched else [scoped]
-        outcomes += _rowwise(gx, ctx, source, con, f"{suite_name}.{check.name}", rowwise, parts, context)
+        outcomes += _rowwise(gx, con, f"{suite_name}.{check.name}", rowwise, parts, context)
     if unique:
         keysets = [_referenced(kw) for _, kw in unique]
         # a duplicate's rows share every key column: if the keys hold the scope's column, all
@@ -240,9 +270,12 @@ def _run_check(
             f"order by {_quoted(keysets[0])} limit {MOST_DUPLICATES}"
         )
         dup_rows = con.execute(sql).df()
-        for o in _validate(gx, ctx, source, con, f"{suite_name}.{check.name}.unique", unique, dup_rows):
-            o.element_count = total  # GX saw only the duplicated rows
-            outcomes.append(o)
+        if dup_rows.empty:  # no duplicate: nothing for GX to judge (_Gx)
+            outcomes += [_Outcome(validate_sql.snake(c), dict(kw), element_count=total) for c, kw in unique]
+        else:
+            for o in _validate(gx, con, f"{suite_name}.{check.name}.unique", unique, dup_rows):
+                o.element_count = total  # GX saw only the duplicated rows
+                outcomes.append(o)
     return [
         Failure(suite_name, check.name, o.type, o.kwargs, o.error or _detail(o)) for o in outcomes if o.failed
     ]
@@ -259,8 +292,9 @@ def _detail(o: _Outcome) -> str:
     return f"{o.unexpected_count} of {o.element_count} rows unexpected, e.g. {o.partial[:5]}" + o.where
 
 
-def _validate(gx, ctx, source, con, name: str, expectations: list, df) -> list[_Outcome]:
+def _validate(gx_: _Gx, con, name: str, expectations: list, df) -> list[_Outcome]:
     """GX's verdict on `df`, one outcome per expectation in the order given."""
+    gx, ctx, source = gx_.start()
     asset = next((a for a in source.assets if a.name == name), None) or source.add_dataframe_asset(name)
     batch_def = next((b for b in asset.batch_definitions if b.name == "whole"), None) or (
         asset.add_batch_definition_whole_dataframe("whole")

@@ -128,3 +128,29 @@ def test_mailbox_checks_fail_on_bad_mailbox_figures(built_db, tmp_path):
     assert set(tampered) <= set(failed), set(tampered) - set(failed)
     assert failed[("runs", "expect_column_values_to_be_between", "msgs_retrieved")].startswith("1 of ")
     assert len(failed) == len(tampered), set(failed) - set(tampered)
+
+
+def test_gx_judges_only_the_checks_with_failing_rows(built_db, tmp_path):
+    """A check whose rows all pass in DuckDB hands GX nothing (an empty frame passes every
+    expectation of the suites): a passing validate does not even import GX; a failing one
+    runs GX on the failing checks, and its Data Docs show those checks only."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys; from pathlib import Path; from mtabench.validate import validate; "
+        f"docs = validate(Path({str(built_db)!r}), Path({str(tmp_path / 'gx-ok')!r})); "
+        "print(docs, 'great_expectations' in sys.modules)"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.split() == ["None", "False"], out.stdout + out.stderr
+
+    bad = tmp_path / "bad.duckdb"
+    shutil.copy(built_db, bad)
+    with duckdb.connect(str(bad)) as con:
+        con.execute("update main.minutes set messages = -5 where minute_offset = 3")
+    with pytest.raises(ValidationFailed) as exc:
+        validate(bad, tmp_path / "gx", suites=["marts"])
+    assert {f.check for f in exc.value.failures} == {"minutes"}
+    judged = {p.stem for p in (exc.value.docs.parent / "validations").rglob("*.html")}
+    assert judged == {"mtabench-marts.minutes"}, judged
