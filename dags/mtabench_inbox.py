@@ -86,7 +86,7 @@ def mtabench_inbox():
 
     @task(pool=at.POOL)
     def validate() -> None:
-        at.validate(S)  # both suites in one process: one GX import (~7 s)
+        at.validate(S)  # both suites in one process (GX, when a check has failing rows, imported once)
 
     @task(pool=at.POOL, outlets=[SERVING])
     def publish() -> str:
