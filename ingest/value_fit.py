@@ -33,16 +33,28 @@ CONTROL = {chr(c) for c in range(32)} - set("\t\n\r\f\b\x1b") | {"\x7f"}
 
 
 @cache
-def column_types(ddl: str) -> dict[str, str]:
-    """Column name -> DuckDB type name, for a column DDL as the parsers declare it."""
+def _scratch():
+    """One in-memory DuckDB for every DDL: a new one per DDL cost ~60 ms, 10 % of adding one
+    run to a 5,000-folder archive."""
     import duckdb
 
-    with duckdb.connect() as con:
-        con.execute(f"create table t ({ddl})")
+    return duckdb.connect()
+
+
+@cache
+def column_types(ddl: str) -> dict[str, str]:
+    """Column name -> DuckDB type name, for a column DDL as the parsers declare it."""
+    con = _scratch().cursor()  # a cursor per call: callers may be on several threads
+    try:
+        con.execute(f"create temp table t ({ddl})")
         rows = con.execute(
-            "select column_name, data_type from information_schema.columns where table_name = 't'"
+            "select column_name, data_type from information_schema.columns"
+            " where table_catalog = 'temp' and table_name = 't'"
         ).fetchall()
-    return dict(rows)
+        return dict(rows)
+    finally:
+        con.execute("drop table if exists t")
+        con.close()
 
 
 def misfit(value: object, col_type: str) -> str | None:
