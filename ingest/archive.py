@@ -103,13 +103,16 @@ class _Budget:
 
 def _walk(root: Path, folder: Path, prefix: str, extract_root: Path) -> Iterator[RunFolder | BundleProblem]:
     files, bundles, subdirs = [], [], []
-    for entry in sorted(folder.iterdir()):
+    # scandir: the kind of each entry comes with the listing, no stat per entry
+    with os.scandir(folder) as listing:
+        entries = sorted(listing, key=lambda e: e.name)
+    for entry in entries:
         if entry.name.startswith(".") or entry.name in IGNORED_NAMES or entry.is_symlink():
             continue
         if entry.is_dir():
-            subdirs.append(entry)
+            subdirs.append(folder / entry.name)
         elif entry.is_file():
-            (bundles if is_bundle(entry.name) else files).append(entry)
+            (bundles if is_bundle(entry.name) else files).append(folder / entry.name)
     rel = folder.relative_to(root).as_posix()
     key = prefix + ("" if rel == "." else rel)
     if files:

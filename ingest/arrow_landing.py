@@ -169,12 +169,20 @@ def _sweep(con) -> None:
     if not d.is_dir():
         return
     keep = {r[0] for r in con.execute("select path from raw.parquet_files").fetchall()}
-    for f in sorted(d.rglob("*"), key=lambda p: len(p.parts), reverse=True):  # files before their folders
-        if f.is_dir():
-            with contextlib.suppress(OSError):  # not empty
-                f.rmdir()
-        elif str(f) not in keep:
-            f.unlink(missing_ok=True)
+    # os.walk (scandir: no stat per entry), folders after what they hold; only a folder left
+    # with no file is tried for removal (a rglob with a stat and rmdir per entry took ~0.4 s
+    # of each ingest at 5,000 run folders)
+    for folder, _subdirs, files in os.walk(d, topdown=False):
+        kept = 0
+        for name in files:
+            f = os.path.join(folder, name)
+            if f in keep:
+                kept += 1
+            else:
+                Path(f).unlink(missing_ok=True)
+        if not kept and folder != str(d):
+            with contextlib.suppress(OSError):  # a sub-folder still holds files
+                os.rmdir(folder)
 
 
 def forget(con, file_id: int, tables: dict[str, str]) -> None:
