@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import os
 import shutil
 from dataclasses import dataclass, field
@@ -12,6 +13,8 @@ import duckdb
 from expectations.suites import SUITES, Check
 from ingest.resources import apply_limits
 from mtabench import validate_scope, validate_sql
+
+_log = logging.getLogger("mtabench.validate")
 
 
 @dataclass
@@ -276,6 +279,17 @@ def _run_check(
             for o in _validate(gx, con, f"{suite_name}.{check.name}.unique", unique, dup_rows):
                 o.element_count = total  # GX saw only the duplicated rows
                 outcomes.append(o)
+    # validate.log: what each check read and found (the terminal gets one line)
+    _log.info(
+        "%s.%s: %d expectation(s), %d row(s) read%s, %d unexpected, %d failed",
+        suite_name,
+        check.name,
+        len(outcomes),
+        max((o.element_count for o in outcomes), default=0),
+        " (pending runs)" if scope and check.per_run else "",
+        sum(o.unexpected_count for o in outcomes),
+        sum(o.failed for o in outcomes),
+    )
     return [
         Failure(suite_name, check.name, o.type, o.kwargs, o.error or _detail(o)) for o in outcomes if o.failed
     ]
