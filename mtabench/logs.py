@@ -10,11 +10,11 @@ from pathlib import Path
 
 
 @contextmanager
-def warnings_and_logging_to(path: Path, append: bool = False) -> Iterator[Path]:
+def warnings_and_logging_to(path: Path) -> Iterator[Path]:
     """Send Python warnings (pandas/PySpark FutureWarnings) and library logging (GX) to `path`
-    (a new log; `append`: after what an earlier step of the same stage wrote)."""
+    (a new log)."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    handler = logging.FileHandler(path, mode="a" if append else "w", encoding="utf-8")
+    handler = logging.FileHandler(path, mode="w", encoding="utf-8")
     handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
     root = logging.getLogger()
     warn_log = logging.getLogger("py.warnings")

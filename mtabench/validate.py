@@ -156,6 +156,11 @@ class _Outcome:
     failed: bool = False
 
 
+def _outcomes(expectations: list, element_count: int = 0) -> list[_Outcome]:
+    """One passing outcome per expectation, in the order given (GX's verdict may follow)."""
+    return [_Outcome(validate_sql.snake(c), dict(kw), element_count=element_count) for c, kw in expectations]
+
+
 def _referenced(kwargs: dict) -> list[str]:
     cols = [kwargs[k] for k in ("column", "column_A", "column_B") if k in kwargs]
     return cols + list(kwargs.get("column_list", []))
@@ -207,7 +212,7 @@ def _rowwise(gx: _Gx, con, name: str, expectations: list, parts: list[str], cont
                 )
             counts[i] += n
     if not any(counts):  # no failing row: nothing for GX to judge (_Gx)
-        return [_Outcome(validate_sql.snake(c), dict(kw), element_count=total) for c, kw in expectations]
+        return _outcomes(expectations, total)
     frame = _frame(con, cols, parts[0], failing)
     outcomes = _validate(gx, con, name, expectations, frame)
     for o, n in zip(outcomes, counts, strict=True):
@@ -274,7 +279,7 @@ def _run_check(
         )
         dup_rows = con.execute(sql).df()
         if dup_rows.empty:  # no duplicate: nothing for GX to judge (_Gx)
-            outcomes += [_Outcome(validate_sql.snake(c), dict(kw), element_count=total) for c, kw in unique]
+            outcomes += _outcomes(unique, total)
         else:
             for o in _validate(gx, con, f"{suite_name}.{check.name}.unique", unique, dup_rows):
                 o.element_count = total  # GX saw only the duplicated rows
@@ -326,7 +331,7 @@ def _validate(gx_: _Gx, con, name: str, expectations: list, df) -> list[_Outcome
     # no UpdateDataDocsAction: it re-renders the whole site on every run (0.6 s each);
     # validate() builds the docs once from the stored results
     cp = ctx.checkpoints.add_or_update(gx.Checkpoint(name=name, validation_definitions=[vd], actions=[]))
-    outcomes = [_Outcome(validate_sql.snake(c), dict(kw)) for c, kw in expectations]
+    outcomes = _outcomes(expectations)
     result = cp.run(batch_parameters={"dataframe": df})
     for run_result in result.run_results.values():
         for er in run_result.results:
