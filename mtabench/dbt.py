@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import subprocess
 import sys
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 from mtabench.dbt_code import ENV as CODE_HASH_ENV
@@ -50,15 +52,60 @@ def dbt_env(paths: Paths, target: str = "duckdb") -> dict[str, str]:
     return env
 
 
+@dataclass
+class WarmDbt:
+    """A dbt process started ahead of its build (mtabench/dbt_warm.py): it imports dbt and
+    parses the project while ingest runs. `run_dbt(..., warm=)` hands it its arguments;
+    `close()` ends it unused."""
+
+    proc: subprocess.Popen
+
+    @classmethod
+    def start(cls, paths: Paths, target: str = "duckdb") -> WarmDbt:
+        # the filter reaches the resource tracker too (it inherits -W): see dbt_warm's exit
+        quiet = ["-W", "ignore:resource_tracker:UserWarning"]
+        cmd = [sys.executable, *quiet, "-m", "mtabench.dbt_warm", str(DBT_PROJECT)]
+        proc = popen_tied(
+            cmd,
+            env=dbt_env(paths, target),
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+        )
+        return cls(proc)
+
+    def go(self, args: list[str]) -> subprocess.Popen:
+        assert self.proc.stdin is not None
+        self.proc.stdin.write(json.dumps(args) + "\n")
+        self.proc.stdin.close()
+        return self.proc
+
+    def close(self) -> None:
+        """End it unused (EOF: it exits without building); nothing if it already ran."""
+        if self.proc.stdin is not None and not self.proc.stdin.closed:
+            self.proc.stdin.close()
+        if self.proc.stdout is not None:
+            self.proc.stdout.read()  # parse output nobody reads: drained, so it can exit
+        self.proc.wait()
+
+
 def run_dbt(
-    paths: Paths, args: list[str], progress: Callable[[str], None] = print, target: str = "duckdb"
+    paths: Paths,
+    args: list[str],
+    progress: Callable[[str], None] = print,
+    target: str = "duckdb",
+    warm: WarmDbt | None = None,
 ) -> None:
-    exe = Path(sys.executable).parent / "dbt"
-    cmd = [str(exe), *args, "--project-dir", str(DBT_PROJECT)]
-    # tied: if mtabench is killed, dbt dies too instead of holding the database lock
-    proc = popen_tied(
-        cmd, env=dbt_env(paths, target), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
-    )
+    if warm is not None:  # started by the caller with the same paths and target
+        proc = warm.go(args)
+    else:
+        exe = Path(sys.executable).parent / "dbt"
+        cmd = [str(exe), *args, "--project-dir", str(DBT_PROJECT)]
+        # tied: if mtabench is killed, dbt dies too instead of holding the database lock
+        proc = popen_tied(
+            cmd, env=dbt_env(paths, target), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
+        )
     tail: list[str] = []
     checks: list[str] = []  # lines naming a column_checks test's compiled code
     assert proc.stdout is not None

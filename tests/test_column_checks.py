@@ -10,7 +10,7 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from mtabench.dbt import DbtFailed, run_dbt
+from mtabench.dbt import DbtFailed, WarmDbt, run_dbt
 from mtabench.paths import Paths
 
 
@@ -40,8 +40,10 @@ def test_failing_column_checks_are_named_with_their_rows(built_db, tmp_path):
             con.execute(f"update main.runs set {assignment} where list_contains(?, run_id)", [runs])
 
     lines: list[str] = []
+    paths = Paths(db=db, data_dir=db.parent)
+    # through a dbt started ahead (as `mtabench run` does): its exit status and output too
     with pytest.raises(DbtFailed) as failed:
-        run_dbt(Paths(db=db, data_dir=db.parent), ["test", "--select", "column_checks_runs"], lines.append)
+        run_dbt(paths, ["test", "--select", "column_checks_runs"], lines.append, warm=WarmDbt.start(paths))
     found = sorted(line for line in lines if line.startswith("column_checks_runs: "))
     assert found == [
         "column_checks_runs: pop3_sessions non_negative 2 row(s)",
@@ -61,3 +63,63 @@ def test_column_checks_pass_on_every_sample_run(built_db, tmp_path):
     done = next(line for line in lines if line.startswith("Done."))
     counts = dict(part.split("=") for part in done.removeprefix("Done. ").split())
     assert int(counts["PASS"]) == int(counts["TOTAL"]) >= 40, done
+
+
+def _test_messages(db: Path, lines: list[str]) -> None:
+    run_dbt(Paths(db=db, data_dir=db.parent), ["test", "--select", "column_checks_messages"], lines.append)
+
+
+def _run_ids(con, n: int) -> list[str]:
+    """Runs with messages (their rows are what the planted faults touch)."""
+    return [
+        r[0]
+        for r in con.execute(
+            "select run_id from main.messages group by run_id order by run_id limit ?", [n]
+        ).fetchall()
+    ]
+
+
+def test_unique_and_relationships_are_counted_under_their_columns(built_db, tmp_path):
+    """A duplicated key and rows whose run is gone from `runs`, every run pending."""
+    db = _copy_with_every_run_pending(built_db, tmp_path)
+    with duckdb.connect(str(db)) as con:
+        dup_run, gone_run = _run_ids(con, 2)
+        con.execute("insert into main.messages from (from main.messages where run_id = ? limit 1)", [dup_run])
+        orphans = con.execute("select count(*) from main.messages where run_id = ?", [gone_run]).fetchone()[0]
+        # the model's per-run ledger lists the run too: one more orphan value
+        ledger = con.execute(
+            "select count(*) from per_run_state.builds where model = 'messages' and run_id = ?", [gone_run]
+        ).fetchone()[0]
+        con.execute("delete from main.runs where run_id = ?", [gone_run])
+    assert orphans > 0 and ledger == 1
+
+    lines: list[str] = []
+    with pytest.raises(DbtFailed):
+        _test_messages(db, lines)
+    found = sorted(line for line in lines if line.startswith("column_checks_messages: "))
+    assert found == [
+        f"column_checks_messages: run_id -> runs.run_id relationships {orphans + ledger} row(s)",
+        "column_checks_messages: run_id, queue_id, message_instance unique 1 row(s)",
+    ]
+
+
+def test_a_run_not_pending_is_still_checked_through_the_ledger(built_db, tmp_path):
+    """Nothing pending (the session's build passed every check): the scoped read sees no
+    row, but a run the model's ledger holds with no parent row still fails the test."""
+    data = tmp_path / "data"
+    shutil.copytree(built_db.parent, data, ignore=shutil.ignore_patterns("serving", "*.wal"))
+    db = data / built_db.name
+    with duckdb.connect(str(db)) as con:
+        (gone_run,) = _run_ids(con, 1)
+        # every run folder passed at its state: dbt test's on-run-start finds none pending
+        checked, folders = con.execute(
+            "select (select count(*) from per_run_state.checked), (select count(*) from raw.runs)"
+        ).fetchone()
+        assert checked == folders > 0
+        con.execute("delete from main.runs where run_id = ?", [gone_run])
+    lines: list[str] = []
+    with pytest.raises(DbtFailed):
+        _test_messages(db, lines)
+    assert [line for line in lines if line.startswith("column_checks_messages: ")] == [
+        "column_checks_messages: run_id -> runs.run_id relationships 1 row(s)"
+    ]

@@ -14,7 +14,8 @@ import pytest
 
 # Models with no key to be unique on: one row per value of a data set, nothing else.
 KEYLESS = {"int_sample_sets": "one row per value of a data set (run minutes, sample series)"}
-GRAIN_TESTS = {"unique", "unique_combination"}
+# column_checks with a `unique` combination (dbt_project/tests/generic/column_checks.sql)
+GRAIN_TESTS = {"unique", "unique_combination", "column_checks.unique"}
 # views whose grain is their input's, tested there: the view joins only unique keys, so a
 # second test would re-read every line for nothing (39 s of a full build at 236x)
 GRAIN_TESTED_UPSTREAM = {"int_maillog__lines": "stg_maillog__lines"}
@@ -43,9 +44,12 @@ def tests_by_model(manifest) -> dict[str, list[str]]:
     for node in manifest["nodes"].values():
         if node["resource_type"] != "test" or not node.get("attached_node"):
             continue
-        name = (node.get("test_metadata") or {}).get("name", "singular")
+        meta = node.get("test_metadata") or {}
+        name = meta.get("name", "singular")
         model = manifest["nodes"][node["attached_node"]]["name"]
         by_model.setdefault(model, []).append(name)
+        if name == "column_checks":  # its kwargs name the checks it holds
+            by_model[model] += [f"column_checks.{k}" for k, v in meta.get("kwargs", {}).items() if v]
     return by_model
 
 

@@ -6,8 +6,10 @@
   run's rows on their own: if a run's landed files, its manifest row and the project's code
   are what they were when its rows last passed every test, they are the same rows, and the
   same tests pass again. So on DuckDB such a test reads only the rows of the *pending* runs:
-  runs not yet checked at their current state. Everything else (relationships, unique on one
-  column, tests of models without `meta: {per_run_key: ...}`) checks every run, as before.
+  runs not yet checked at their current state. column_checks' relationships on a run_id
+  model read the same rows plus the model's per-run ledger (tests/generic/column_checks.sql).
+  Everything else (unique on one column, relationships on a file_id model, tests of models
+  without `meta: {per_run_key: ...}`) checks every run, as before.
 
   per_run_state.checked holds, per run folder (raw.runs.run_key), the state its rows last
   passed every test with: a hash of its raw.runs row, its files (id, path, hash, parser
@@ -102,16 +104,22 @@
         {% elif key not in columns %}
             {{ return('') }}
         {% endif %}
-    {% elif name not in ('column_checks', 'not_null', 'accepted_values', 'non_negative') %}
+    {% elif name not in ('not_null', 'accepted_values', 'non_negative') %}
+        {# column_checks scopes its checks itself (per_run_node_filter) #}
         {{ return('') }}
     {% endif %}
+    {{ return(per_run_key_filter(key, attached)) }}
+{% endmacro %}
+
+{# the rows of the pending runs of a model node whose rows carry `key` (run_id or file_id) #}
+{% macro per_run_key_filter(key, node) %}
     {% set pending_files = 'select file_id from raw.files where run_key in (select run_key from per_run_state.pending)' %}
     {% if key == 'run_id' %}
         {# a folder's runs are its run_id, or run_id#1, #2 ... (int_postal__segment_runs); a
            pending folder run id with a '#' of its own would not match its rows: all rows #}
         {{ return("(split_part(run_id, '#', 1) in (select folder_run_id from per_run_state.pending)"
             ~ " or exists (select 1 from per_run_state.pending where folder_run_id like '%#%'))") }}
-    {% elif attached.config.meta.get('per_run_literal_ids') %}
+    {% elif node.config.meta.get('per_run_literal_ids') %}
         {# literal ids: DuckDB skips other files' Parquet parts by their statistics (the maillog
            landing); one query per test, so only where a scan would cost more #}
         {% set ids = run_query(pending_files ~ ' order by 1').columns[0].values() %}
@@ -120,6 +128,30 @@
     {% else %}
         {{ return('file_id in (' ~ pending_files ~ ')') }}
     {% endif %}
+{% endmacro %}
+
+{#
+  column_checks' scope: the model node a relation is (looked up by schema and name: the test
+  sees only the relation) and the filter on its pending runs' rows, or '' (every row: Spark,
+  --full-refresh, a model without per_run_key, or a `unique` combination holding neither the
+  file_id nor the key, whose duplicates could span runs)
+#}
+{% macro per_run_node_filter(relation, unique=[]) %}
+    {% if not execute or target.type != 'duckdb' or flags.FULL_REFRESH %}{{ return(none) }}{% endif %}
+    {% if relation is string or relation.identifier is none %}{{ return(none) }}{% endif %}
+    {% set ns = namespace(node=none) %}
+    {% for node in graph.nodes.values() %}
+        {% if node.resource_type in ('model', 'snapshot', 'seed')
+            and (node.alias or node.name) == relation.identifier and node.schema == relation.schema %}
+            {% set ns.node = node %}
+        {% endif %}
+    {% endfor %}
+    {% set key = ns.node.config.meta.get('per_run_key') if ns.node else none %}
+    {% if key not in ('run_id', 'file_id') %}{{ return(none) }}{% endif %}
+    {% for columns in unique %}
+        {% if 'file_id' not in columns and key not in columns %}{{ return(none) }}{% endif %}
+    {% endfor %}
+    {{ return({'key': key, 'filter': per_run_key_filter(key, ns.node)}) }}
 {% endmacro %}
 
 {# dbt's hook for a test's `where` config, on DuckDB: the pending runs' rows too #}
