@@ -14,12 +14,17 @@ from mtabench.dbt import DbtFailed, WarmDbt, run_dbt
 from mtabench.paths import Paths
 
 
+def _copy(built_db: Path, tmp_path: Path) -> Path:
+    """The session's build in a folder of its own (dbt's artifacts with it)."""
+    data = tmp_path / "data"
+    shutil.copytree(built_db.parent, data, ignore=shutil.ignore_patterns("serving", "*.wal"))
+    return data / built_db.name
+
+
 def _copy_with_every_run_pending(built_db: Path, tmp_path: Path) -> Path:
     """The session's build in a folder of its own, with every run pending: the per-run
     checks then read every run's rows, not only changed runs' (macros/per_run_checks.sql)."""
-    data = tmp_path / "data"
-    shutil.copytree(built_db.parent, data, ignore=shutil.ignore_patterns("serving", "*.wal"))
-    db = data / built_db.name
+    db = _copy(built_db, tmp_path)
     with duckdb.connect(str(db)) as con:
         con.execute("delete from per_run_state.checked")
     return db
@@ -106,9 +111,7 @@ def test_unique_and_relationships_are_counted_under_their_columns(built_db, tmp_
 def test_a_run_not_pending_is_still_checked_through_the_ledger(built_db, tmp_path):
     """Nothing pending (the session's build passed every check): the scoped read sees no
     row, but a run the model's ledger holds with no parent row still fails the test."""
-    data = tmp_path / "data"
-    shutil.copytree(built_db.parent, data, ignore=shutil.ignore_patterns("serving", "*.wal"))
-    db = data / built_db.name
+    db = _copy(built_db, tmp_path)
     with duckdb.connect(str(db)) as con:
         (gone_run,) = _run_ids(con, 1)
         # every run folder passed at its state: dbt test's on-run-start finds none pending

@@ -66,11 +66,13 @@
     {%- do parts.append("select 'unique' as check_name, '" ~ columns | join(', ') ~ "' as column_name, count(*) as failing_rows from ("
         ~ "select 1 from " ~ scoped ~ " as t group by " ~ columns | join(', ') ~ " having count(*) > 1) as d having count(*) > 0") -%}
 {%- endfor -%}
+{#- relationships read the pending runs' rows only on a run_id model (the ledger stands in
+    for the rest); on a file_id model, every row -#}
+{%- set by_run = scope and scope.key == 'run_id' -%}
 {%- for rel in relationships -%}
-    {%- set child = scoped if scope and scope.key == 'run_id' else model -%}
     {%- set orphans -%}
-        select t.{{ rel.column }} as v from {{ child }} as t where t.{{ rel.column }} is not null
-        {%- if scope and scope.key == 'run_id' and rel.column == 'run_id' %}
+        select t.{{ rel.column }} as v from {{ scoped if by_run else model }} as t where t.{{ rel.column }} is not null
+        {%- if by_run and rel.column == 'run_id' %}
         union all
         select run_id from per_run_state.builds where model = '{{ model.identifier }}'
         {%- endif %}
