@@ -74,6 +74,8 @@ def ensure(con, table: str, ddl: str) -> None:
     con.execute(f"create table if not exists raw.parquet_files ({FILES_DDL})")
     # parts written with every column (NULL where no row sets it): NULL for a part from before
     con.execute("alter table raw.parquet_files add column if not exists all_columns BOOLEAN")
+    # rows in the part, where the reader needs them without opening it (maillog_messages)
+    con.execute("alter table raw.parquet_files add column if not exists rows BIGINT")
     kind = con.execute(
         "select table_type from information_schema.tables "
         f"where table_schema = 'raw' and table_name = {_lit(table)}"

@@ -45,13 +45,24 @@ def parser_tables() -> dict[str, str]:
     for p in PARSERS.values():
         for table, cols in p.tables.items():
             out[table] = f"{PROVENANCE}, {cols}"
-    return out
+    return {**out, **derived_tables()}  # whole DDL: their rows are not lines
 
 
 def bulk_tables() -> dict[str, str]:
-    """Tables of parsers with an Arrow bulk path: per-file Parquet behind a view (arrow_landing)."""
-    bulk = {t for p in PARSERS.values() if hasattr(p, "record_batches") for t in p.tables}
+    """Tables of parsers with an Arrow bulk path (and the tables derived from their lines,
+    ingest/derive.py): per-file Parquet behind a view (arrow_landing)."""
+    bulk = {
+        t
+        for p in PARSERS.values()
+        if hasattr(p, "record_batches")
+        for t in [*p.tables, *getattr(p, "derived_tables", {})]
+    }
     return {t: cols for t, cols in parser_tables().items() if t in bulk}
+
+
+def derived_tables() -> dict[str, str]:
+    """Tables a parser computes from a file's landed lines (rows per message, not per line)."""
+    return {t: ddl for p in PARSERS.values() for t, ddl in getattr(p, "derived_tables", {}).items()}
 
 
 def refresh_views(con) -> None:

@@ -19,7 +19,7 @@ from pathlib import Path
 import duckdb
 
 from ingest import archive as arc
-from ingest import folder_state, maillog_lines
+from ingest import derive, folder_state, maillog_lines
 from ingest.detect import Detection, detect
 from ingest.landing import _insert, delete_file_rows, ensure_schema, land_file, refresh_views
 from ingest.line_guard import ParserBug, TooManyBadValues, blamed_line
@@ -56,6 +56,8 @@ class IngestReport:
     runs: list[RunOutcome] = field(default_factory=list)
     problems: list[FileOutcome] = field(default_factory=list)
     dropped: list[str] = field(default_factory=list)  # run keys the archive no longer has
+    derived: int = 0  # maillog files whose messages and minutes were computed (ingest/derive.py)
+    derive_errors: list[str] = field(default_factory=list)
 
     @property
     def files(self) -> list[FileOutcome]:
@@ -215,6 +217,10 @@ def ingest_archive(
                 report.dropped = drop_runs_not_in(con, seen)
                 for key in report.dropped:
                     progress(f"  - {key}: no longer in the archive; its rows were removed")
+            # each landed maillog's messages and minutes, once per file version (ingest/derive.py)
+            report.derived, report.derive_errors = derive.derive(con, progress)
+            if report.derived:
+                progress(f"  messages and minutes computed for {report.derived} maillog file(s)")
         finally:
             folder_state.save(con, ledger.new_states)
             refresh_views(con)

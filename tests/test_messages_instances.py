@@ -135,8 +135,9 @@ def test_messages_equal_a_replay_of_the_maillog(run, con):
 
 
 def test_messages_built_in_batches_equal_one_statement(built_db, tmp_path, monkeypatch):
-    """`messages` built in batches of runs (per_run_batch_lines: each batch its own statement,
-    macros/per_run.sql) holds exactly the rows of the one-statement build checked above."""
+    """`messages` from the lines alone (`maillog_messages: false`: every run through
+    int_maillog__line_messages), built in batches of runs (per_run_batch_lines: each batch
+    its own statement, macros/per_run.sql), holds exactly the rows of the build checked above."""
     import json
     import shutil
 
@@ -149,11 +150,12 @@ def test_messages_built_in_batches_equal_one_statement(built_db, tmp_path, monke
     db.parent.mkdir()
     shutil.copy(built_db, db)  # the maillog parts are read where the built DB wrote them
     paths = Paths(db=db, data_dir=tmp_path)
-    small = json.dumps({"per_run_batch_lines": 20000})
+    small = json.dumps({"per_run_batch_lines": 20000, "landed_maillog": False})
     monkeypatch.setenv("DBT_LOG_LEVEL_FILE", "debug")  # dbt logs each statement at debug
-    run_dbt(paths, ["run", "--select", "messages", "--full-refresh", "--vars", small], lambda _: None)
+    select = ["--select", "int_maillog__line_messages", "messages"]
+    run_dbt(paths, ["run", *select, "--full-refresh", "--vars", small], lambda _: None)
     log = (tmp_path / "dbt_logs" / "dbt.log").read_text()
-    inserts = log.count(f'insert into "{db.stem}"."main"."messages" by name')
+    inserts = log.count(f'insert into "{db.stem}"."intermediate"."int_maillog__line_messages" by name')
     assert inserts >= 2, "no further batch was inserted: a run holds over 20,000 of the samples' lines"
     with duckdb.connect(str(db), read_only=True) as con:
         con.execute(f"attach '{built_db}' as one (read_only)")

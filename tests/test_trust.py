@@ -487,6 +487,26 @@ def test_landed_rows_account_for_every_line_of_every_sample(tmp_path):
         validate(db, tmp_path / "gx", suites=["landing"])
 
 
+def test_line_accounting_fails_a_maillog_line_landed_twice(tmp_path):
+    """raw.maillog's rows are counted, not made distinct (ingest/accounting.py): a maillog part
+    read twice (its ledger row doubled) lands each of its lines twice, and the file fails."""
+    from ingest import arrow_landing
+    from ingest.landing import bulk_tables
+    from mtabench.validate import ValidationFailed, validate
+
+    db = tmp_path / "t.duckdb"
+    ingest_archive(SAMPLES / "runs" / "d0-postal-segfault-connlimit", db, tmp_path / "work")
+    validate(db, tmp_path / "gx", suites=["landing"])
+    with duckdb.connect(str(db)) as con:
+        con.execute(
+            "insert into raw.parquet_files "
+            "select * from raw.parquet_files where table_name = 'maillog' limit 1"
+        )
+        arrow_landing.rebuild_view(con, "maillog", bulk_tables()["maillog"])
+    with pytest.raises(ValidationFailed, match="raw_line_accounting"):
+        validate(db, tmp_path / "gx", suites=["landing"], changed_only=False)
+
+
 def test_line_accounting_in_batches_of_files_still_finds_a_lost_line(tmp_path, monkeypatch):
     """validate runs the per-file line accounting on batches of files (bounded memory at 236x):
     with tiny batches every file is still checked, and a lost line still fails its file."""

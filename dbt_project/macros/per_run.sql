@@ -18,10 +18,11 @@
   per_run_config(folders=true) and per_run_folders_only / per_run_ids_only (below).
 #}
 
-{% macro per_run_config(folders=false, batch_lines=none, pairs=false, always=none) %}
+{% macro per_run_config(folders=false, batch_lines=none, pairs=false, always=none, batch_files=none) %}
     {% if target.type == 'duckdb' %}
         {% set batches = [] if batch_lines is none else
-            ["{{ per_run_insert_batches('file_id', " ~ batch_lines ~ ") }}"] %}
+            ["{{ per_run_insert_batches('file_id', " ~ batch_lines
+                ~ (", batch_files='" ~ batch_files ~ "'" if batch_files else "") ~ ") }}"] %}
         {% if pairs %}
             {% set stale = '{{ per_run_pairs_delete_stale(' ~ ('always="' ~ always ~ '"' if always else '') ~ ') }}' %}
         {% else %}
@@ -254,12 +255,13 @@
   batch's ids in their place. Runs stay whole (a queue id's lines span a run's maillog and
   drain log). An incremental build of one new run is one batch, as before.
 #}
-{% macro per_run_file_batches(lines) %}
+{% macro per_run_file_batches(lines, batch_files=none) %}
     {% set sub %}
         select fr.run_id, fr.file_id, coalesce(f.lines_total, 0) as n
         from {{ ref('int_file_runs') }} as fr
         inner join {{ ref('stg_raw__files') }} as f on fr.file_id = f.file_id
         where {{ per_run_only('fr.run_id') }}
+            and {{ _per_run_batch_files(batch_files, 'fr.file_id') }}
         order by fr.run_id, fr.file_id
     {% endset %}
     {% set rows = run_query(sub).rows %}
@@ -277,6 +279,18 @@
     {% if state.batch %}{% do batches.append(state.batch) %}{% endif %}
     {{ return(batches) }}
 {% endmacro %}
+
+{# the files a model's batches hold (`batch_files`: a model that reads only some files, whose
+   other files would make batches of nothing); every pending file by default #}
+{% macro _per_run_batch_files(batch_files, column) -%}
+    {%- if batch_files == 'maillog_line_path_files' -%}
+        {{ maillog_line_path_files(column) }}
+    {%- elif batch_files -%}
+        {% do exceptions.raise_compiler_error('per_run: unknown batch_files ' ~ batch_files) %}
+    {%- else -%}
+        true
+    {%- endif -%}
+{%- endmacro %}
 
 {# a run's files join the open batch, or start the next one when the batch would outgrow `lines` #}
 {% macro _per_run_close_run(state, batches, lines) %}
@@ -306,9 +320,9 @@
 
 {# the model's filter: the first batch's file ids (`false` when no run is pending); on Spark,
    where the model is a plain table without the post-hook, every file (`true`) #}
-{% macro per_run_files_batch(column, lines) -%}
+{% macro per_run_files_batch(column, lines, batch_files=none) -%}
     {%- if execute and target.type == 'duckdb' -%}
-        {%- set batches = per_run_file_batches(lines) -%}
+        {%- set batches = per_run_file_batches(lines, batch_files) -%}
         {{ _per_run_batch_filter(column, batches[0]) if batches else 'false' }}
     {%- else -%}
         true
@@ -316,9 +330,9 @@
 {%- endmacro %}
 
 {# post-hook: one insert per further batch, the model's compiled SQL with that batch's ids #}
-{% macro per_run_insert_batches(column, lines) %}
+{% macro per_run_insert_batches(column, lines, batch_files=none) %}
     {% if not execute %}{{ return('') }}{% endif %}
-    {% set batches = per_run_file_batches(lines) %}
+    {% set batches = per_run_file_batches(lines, batch_files) %}
     {% set first = _per_run_batch_filter(column, batches[0]) if batches else none %}
     {% if batches | length > 1 and first not in sql %}
         {% do exceptions.raise_compiler_error(this ~ ': the first batch filter is not in the compiled SQL') %}

@@ -33,6 +33,7 @@ from typing import TYPE_CHECKING, BinaryIO
 
 import mtabench_maillog
 
+from ingest import maillog_messages, maillog_minutes
 from ingest.ledger import Ledger
 from ingest.parsers.base import ParseContext, Parser
 from ingest.source import GZIP_MAGIC, BadInput
@@ -196,6 +197,11 @@ class MaillogParser(Parser):
     # 2.1: Courier POP3/IMAP lines, Dovecot IMAP fetch counters; 2.2: parts with every column
     version = "2.2.0"
     tables = {"maillog": COLUMNS}
+    # computed from a file's landed lines by the ingest's derive step (ingest/derive.py)
+    derived_tables = {
+        maillog_messages.TABLE: maillog_messages.COLUMNS,
+        maillog_minutes.TABLE: maillog_minutes.COLUMNS,
+    }
 
     def sniff(self, head: str, name: str) -> int:
         lines = [ln for ln in head.splitlines()[:200] if ln.strip()]
