@@ -10,6 +10,7 @@ import shlex
 import sys
 import tempfile
 import time
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from mtabench.logs import stage_log, warnings_and_logging_to
@@ -177,10 +178,12 @@ def cmd_validate(args, paths: Paths) -> int:
 
     _progress("validate (Great Expectations)")
     # per-run checks read only the runs not validated yet at their current state (README
-    # "Scale"); --all-runs, or a --full-refresh run, reads every run
+    # "Scale"); --all-runs, or a --full-refresh run, reads every run. Either way a passing
+    # suite is recorded, so the next validate reads only what changed after it
     every = getattr(args, "all_runs", False) or getattr(args, "full_refresh", False)
     with warnings_and_logging_to(paths.log_dir / "validate.log") as log:
-        docs = validate(paths.db, paths.gx_dir, suites=args.suite or None, changed_only=not every)
+        suites = args.suite or None
+        docs = validate(paths.db, paths.gx_dir, suites=suites, changed_only=not every, record=True)
     _progress(f"  all expectations met; {_docs_note(docs)}; log: {log}")
     return 0
 
@@ -206,12 +209,28 @@ def cmd_run(args, paths: Paths) -> int:
             warm.close()
 
 
+@dataclass
+class _Laps:
+    """Seconds per stage of `mtabench run`, printed with the total: where a slow run went."""
+
+    start: float = field(default_factory=time.monotonic)
+    laps: dict[str, float] = field(default_factory=dict)
+
+    def lap(self, stage: str) -> None:
+        self.laps[stage] = time.monotonic() - self.start - sum(self.laps.values())
+
+    def __str__(self) -> str:
+        split = ", ".join(f"{stage} {s:.1f}" for stage, s in self.laps.items())
+        return f"{time.monotonic() - self.start:.1f} s ({split})"
+
+
 def _run(args, paths: Paths, warm) -> int:
     from mtabench.publish import publish
     from mtabench.summary import notes, pick, render, summary_rows
 
-    t0 = time.monotonic()
+    laps = _Laps()
     rc, loaded = _ingest(args, paths)
+    laps.lap("ingest")
     if rc:
         print("INGEST FAILED, nothing published", file=sys.stderr)
         return rc
@@ -231,12 +250,16 @@ def _run(args, paths: Paths, warm) -> int:
             validate(paths.db, paths.gx_dir, suites=["landing"])
             validate(built, paths.gx_dir, suites=["marts"])
         _progress(f"  all expectations met; log: {log}")
+        laps.lap("build+validate")
     else:
         cmd_build(args, paths, warm=warm)
+        laps.lap("build")
         cmd_validate(args, paths)
+        laps.lap("validate")
     readable = built
     if not args.no_publish:
         readable = served = publish(built, paths.serving_db)
+        laps.lap("publish")
         _progress(f"published {served}")
     _progress("")
     shown, left_out = pick(summary_rows(built), loaded)
@@ -247,7 +270,7 @@ def _run(args, paths: Paths, warm) -> int:
         _progress("\nnotes:\n" + "\n".join(f"  {n}" for n in run_notes))
     # the duckdb-cli package puts a `duckdb` binary in the project venv
     query = f"uv run duckdb -readonly {shlex.quote(str(readable))}"
-    _progress(f"\ndone in {time.monotonic() - t0:.1f} s; query it: {query}")
+    _progress(f"\ndone in {laps}; query it: {query}")
     return 0
 
 

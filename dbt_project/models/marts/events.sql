@@ -17,6 +17,15 @@ postal as (
 maillog_lines as (
     select * from {{ ref('int_maillog__lines') }}
     where {{ per_run_files_only('file_id', folders=true) }}
+        -- the kinds and statuses an event can have (the `maillog` CTE's condition, by the
+        -- landed columns): the scan skips the rest, most of them deliveries that were sent
+        and (
+            kind in (
+                'expired', 'reject', 'warning', 'error', 'fatal', 'panic', 'reject_warning',
+                'mailbox_auth_failed', 'mailbox_disconnect'
+            )
+            or (kind = 'delivery' and status in ('deferred', 'bounced', 'expired'))
+        )
 ),
 
 anchors as (
