@@ -232,6 +232,10 @@ def mb(path: Path) -> float:
     return path.stat().st_size / 1e6 if path.exists() else 0.0
 
 
+def tree_mb(folder: Path) -> float:
+    return sum(f.stat().st_size for f in folder.rglob("*") if f.is_file()) / 1e6 if folder.exists() else 0.0
+
+
 def _add_copy(archive: Path, copies: int) -> None:
     """One more copy of the first sample run, under the next free copy number."""
     src = run_folders(SAMPLES)[0]
@@ -362,9 +366,18 @@ def main(argv: list[str] | None = None) -> int:
         print("biggest tables (estimated rows):")
         for name, size in biggest_tables(build_db):
             print(f"  {name:<40} {size:>14,}")
-    print(f"files: build DB {mb(build_db):.1f} MB, serving DB {mb(serving_db):.1f} MB", end="")
-    if mb(build_db):
-        print(f" (serving / build = {mb(serving_db) / mb(build_db):.2f})")
+    # the build is its DuckDB file and the Parquet landing beside it (the maillog's lines and
+    # what the ingest derived from them: ingest/arrow_landing.py); the serving file holds
+    # neither, only what readers read
+    landing = build_db.with_name(build_db.name + ".parquet")
+    build_mb = mb(build_db) + tree_mb(landing)
+    print(
+        f"files: build DB {mb(build_db):.1f} MB + Parquet landing {tree_mb(landing):.1f} MB,"
+        f" serving DB {mb(serving_db):.1f} MB",
+        end="",
+    )
+    if build_mb:
+        print(f" (serving / build = {mb(serving_db) / build_mb:.2f})")
     else:
         print()
 
