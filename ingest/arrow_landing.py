@@ -70,7 +70,8 @@ def _columns(ddl: str) -> list[tuple[str, str]]:
 def ensure(con, table: str, ddl: str) -> None:
     """The ledger table and the view; an old landing's physical table is dropped (the
     loader re-parses its files: the parser version changed with the move), and its parts
-    from before the partition folders are moved into them."""
+    from before the partition folders are moved into them. The caller sweeps (`sweep`) once
+    after ensuring its tables: each sweep walks the whole store."""
     con.execute(f"create table if not exists raw.parquet_files ({FILES_DDL})")
     # parts written with every column (NULL where no row sets it): NULL for a part from before
     con.execute("alter table raw.parquet_files add column if not exists all_columns BOOLEAN")
@@ -84,7 +85,6 @@ def ensure(con, table: str, ddl: str) -> None:
         con.execute(f"drop table raw.{table}")
     _partition(con, table)
     rebuild_view(con, table, ddl)
-    _sweep(con)
 
 
 def part_path(d: Path, table: str, file_id: int, name: str) -> Path:
@@ -93,7 +93,9 @@ def part_path(d: Path, table: str, file_id: int, name: str) -> Path:
 
 
 def _partitioned(path: str) -> bool:
-    return Path(path).parent.name.startswith("file_id=")
+    # string ops, not pathlib: called for every part of the store at each ingest (8,000 parts
+    # at 236x the samples: 1.0 s with Path, ~0.01 s so)
+    return os.path.basename(os.path.dirname(path)).startswith("file_id=")
 
 
 def _partition(con, table: str) -> None:
@@ -164,7 +166,7 @@ def rebuild_view(con, table: str, ddl: str) -> None:
     con.execute(f"comment on view raw.{table} is {_lit(digest)}")
 
 
-def _sweep(con) -> None:
+def sweep(con) -> None:
     """Remove Parquet files no committed ledger row names (crash leftovers, replaced files),
     and the partition folders left empty."""
     d = store_dir(con)

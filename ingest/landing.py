@@ -80,6 +80,7 @@ def ensure_schema(con) -> None:
             con.execute(f"create table if not exists raw.{table} ({cols})")
     for table, cols in bulk.items():
         arrow_landing.ensure(con, table, cols)
+    arrow_landing.sweep(con)  # once for every table: each sweep walks the whole store
     # columns added after a landing was first created (create-if-not-exists keeps the old shape)
     for col in ADDED_RUN_COLUMNS:
         con.execute(f"alter table raw.runs add column if not exists {col} VARCHAR")
