@@ -31,7 +31,28 @@ class DbtFailed(Exception):
     pass
 
 
+PROJECT_STAMP = "mtabench_project_dir"  # in dbt's target folder: the project its parse is of
+
+
+def forget_parse_of_another_project(target_dir: Path) -> None:
+    """dbt's saved parse (partial_parse.msgpack) keeps the project's absolute paths, and dbt
+    reuses it when the project has moved: a seed is then read from the old folder ("No files
+    found that match the pattern", every build fails once the old checkout is gone). So the
+    target folder notes which project it parsed, and a parse of another one is discarded."""
+    here = str(DBT_PROJECT.resolve())
+    stamp = target_dir / PROJECT_STAMP
+    try:
+        if stamp.read_text() == here:
+            return
+    except OSError:
+        pass
+    (target_dir / "partial_parse.msgpack").unlink(missing_ok=True)
+    target_dir.mkdir(parents=True, exist_ok=True)
+    stamp.write_text(here)
+
+
 def dbt_env(paths: Paths, target: str = "duckdb") -> dict[str, str]:
+    forget_parse_of_another_project(paths.data_dir / "dbt_target")
     env = dict(os.environ)
     # the spark engine runs the `spark` profile target, or `spark_thrift` for a cluster
     env["MTABENCH_TARGET"] = target if target == "duckdb" else os.environ.get("MTABENCH_SPARK_TARGET", target)
