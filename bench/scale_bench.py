@@ -369,10 +369,10 @@ def main(argv: list[str] | None = None) -> int:
     # the build is its DuckDB file and the Parquet landing beside it (the maillog's lines and
     # what the ingest derived from them: ingest/arrow_landing.py); the serving file holds
     # neither, only what readers read
-    landing = build_db.with_name(build_db.name + ".parquet")
-    build_mb = mb(build_db) + tree_mb(landing)
+    landing_mb = tree_mb(build_db.with_name(build_db.name + ".parquet"))  # one walk of its parts
+    build_mb = mb(build_db) + landing_mb
     print(
-        f"files: build DB {mb(build_db):.1f} MB + Parquet landing {tree_mb(landing):.1f} MB,"
+        f"files: build DB {mb(build_db):.1f} MB + Parquet landing {landing_mb:.1f} MB,"
         f" serving DB {mb(serving_db):.1f} MB",
         end="",
     )

@@ -52,7 +52,8 @@ def forget_parse_of_another_project(target_dir: Path) -> None:
 
 
 def dbt_env(paths: Paths, target: str = "duckdb") -> dict[str, str]:
-    forget_parse_of_another_project(paths.data_dir / "dbt_target")
+    target_dir = paths.data_dir / "dbt_target"
+    forget_parse_of_another_project(target_dir)
     env = dict(os.environ)
     # the spark engine runs the `spark` profile target, or `spark_thrift` for a cluster
     env["MTABENCH_TARGET"] = target if target == "duckdb" else os.environ.get("MTABENCH_SPARK_TARGET", target)
@@ -61,7 +62,7 @@ def dbt_env(paths: Paths, target: str = "duckdb") -> dict[str, str]:
     env.update(
         MTABENCH_DB=str(paths.db),
         DBT_PROFILES_DIR=str(DBT_PROJECT),
-        DBT_TARGET_PATH=str(paths.data_dir / "dbt_target"),
+        DBT_TARGET_PATH=str(target_dir),
         DBT_LOG_PATH=str(paths.data_dir / "dbt_logs"),
         DBT_SEND_ANONYMOUS_USAGE_STATS="false",
     )
