@@ -125,15 +125,29 @@ def delete_file_rows(
 def _insert(con, table: str, file_id: int, records: list[dict]) -> None:
     if not records:
         return
-    import pandas as pd  # here, not at the top: the maillog path never needs it (~1-2 s of import)
+    frame = _arrow_frame(records)
+    if frame is None:  # a column Arrow cannot type as one (mixed kinds, beyond 64 bits)
+        import pandas as pd
 
-    df = pd.DataFrame.from_records(records)
-    df.insert(0, "file_id", file_id)
-    con.register("_landing_df", df)
+        frame = pd.DataFrame.from_records(records)
+    con.register("_landing_df", frame)
     try:
-        con.execute(f"insert into raw.{table} by name select * from _landing_df")
+        con.execute(f"insert into raw.{table} by name select {int(file_id)} as file_id, * from _landing_df")
     finally:
         con.unregister("_landing_df")
+
+
+def _arrow_frame(records: list[dict]):
+    """The records as an Arrow table, every key any record has a column (pyarrow's from_pylist
+    takes the first record's keys only), or None if a column's values do not share one type.
+    Half the cost of a pandas frame per insert (~10 inserts per run folder), no pandas import."""
+    import pyarrow as pa
+
+    keys = dict.fromkeys(k for rec in records for k in rec)
+    try:
+        return pa.table({k: pa.array([rec.get(k) for rec in records]) for k in keys})
+    except (pa.ArrowException, OverflowError, UnicodeError, TypeError):
+        return None
 
 
 def write_ledger(con, file_id: int, ledger: Ledger, tables: dict[str, str]) -> None:
