@@ -3,6 +3,7 @@
     uv run python bench/scale_bench.py --copies 32 [--keep DIR] [--skip-add]
     uv run python bench/scale_bench.py --copies 32 --keep DIR --add-only   # one more run, timed
     uv run python bench/scale_bench.py --keep DIR --rebuild   # build, validate, publish all anew
+    uv run python bench/scale_bench.py --copies 236 --keep DIR --whole-run   # one `mtabench run`
 
 Copy k of every sample run lands in `copy-K/<run>/` (its own experiment folder), with the
 files hardlinked and a rewritten `run.toml`: run_id `<run_id>~cK` and hostname `lab-K`, as
@@ -31,6 +32,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -101,6 +103,110 @@ def timed(name: str, argv: list[str], env: dict[str, str], log: Path) -> Stage:
         flush=True,
     )
     return stage
+
+
+def _tree_rss_bytes(root: int) -> int:
+    """Resident bytes of a process and all its descendants now (Linux /proc): `mtabench run`
+    runs dbt as a child beside ingest, and wait4's ru_maxrss is one process's peak, not the
+    sum of processes that ran at once."""
+    children: dict[int, list[int]] = {}
+    for entry in os.scandir("/proc"):
+        if not entry.name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry.name}/stat") as f:
+                ppid = int(f.read().rsplit(")", 1)[1].split()[1])
+        except (OSError, IndexError, ValueError):
+            continue
+        children.setdefault(ppid, []).append(int(entry.name))
+    total, todo = 0, [root]
+    while todo:
+        pid = todo.pop()
+        todo.extend(children.get(pid, []))
+        try:
+            with open(f"/proc/{pid}/statm") as f:
+                total += int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+        except (OSError, IndexError, ValueError):
+            continue
+    return total
+
+
+def first_folder_alone(work: Path, archive: Path) -> float:
+    """Seconds to ingest one run folder of the archive alone into a new landing: what an ingest
+    costs once whatever it lands (imports, the landing's schema, first statements). The
+    per-folder cost beyond it is (ingest seconds - this) / (folders - 1)."""
+    first = min(p for p in archive.glob("*/*") if p.is_dir())
+    one = work / "one-folder"
+    shutil.rmtree(one, ignore_errors=True)
+    shutil.copytree(first, one / "archive" / first.parent.name / first.name, copy_function=os.link)
+    env = {**os.environ, "MTABENCH_DATA": str(one / "data")}
+    env.pop("MTABENCH_DB", None)
+    t0 = time.perf_counter()
+    subprocess.run(
+        [sys.executable, "-m", "mtabench.cli", "ingest", str(one / "archive")],
+        env=env,
+        cwd=REPO,
+        check=True,
+        stdout=subprocess.DEVNULL,
+    )
+    took = time.perf_counter() - t0
+    shutil.rmtree(one, ignore_errors=True)
+    return took
+
+
+def print_ingest_per_folder(ingest_s: float, folders: int, alone_s: float) -> None:
+    beyond = (ingest_s - alone_s) / max(folders - 1, 1)
+    print(
+        f"ingest per run folder: {ingest_s / folders * 1000:.0f} ms ({ingest_s:.1f} s / {folders});"
+        f" one folder alone {alone_s:.2f} s; each folder beyond it {beyond * 1000:.0f} ms"
+    )
+
+
+def whole_run(work: Path, archive: Path) -> int:
+    """`mtabench run` of the whole archive into a fresh data folder, as one process (what a user
+    runs first): its wall time, its own stage split, and the peak of the summed RSS of it and
+    every process it started (sampled every 0.25 s)."""
+    data = work / "data-whole"
+    shutil.rmtree(data, ignore_errors=True)
+    env = {**os.environ, "MTABENCH_DATA": str(data)}
+    env.pop("MTABENCH_DB", None)
+    env.pop("MTABENCH_SERVING_DB", None)
+    folders = sum(1 for _ in archive.glob("*/*"))
+    print(f"load average {os.getloadavg()[0]:.1f}; {folders} run folders", flush=True)
+    log = work / "whole-run.log"
+    peak, done = 0, threading.Event()
+    t0 = time.perf_counter()
+    with log.open("wb") as out:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "mtabench.cli", "run", str(archive)],
+            env=env,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            cwd=REPO,
+        )
+
+        def sample() -> None:
+            nonlocal peak
+            while not done.wait(0.25):
+                peak = max(peak, _tree_rss_bytes(proc.pid))
+
+        sampler = threading.Thread(target=sample, daemon=True)
+        sampler.start()
+        _, status, usage = os.wait4(proc.pid, 0)
+        done.set()
+        sampler.join()
+    wall = time.perf_counter() - t0
+    code = os.waitstatus_to_exitcode(status)
+    last = next((ln for ln in reversed(log.read_text().splitlines()) if ln.startswith("done in")), "")
+    print(f"`mtabench run` of the whole archive: {wall:.1f} s, exit {code}")
+    print(f"  its own split: {last.split(';')[0] or '(no done line: see ' + str(log) + ')'}")
+    if m := re.search(r"ingest ([0-9.]+)", last):
+        print_ingest_per_folder(float(m.group(1)), folders, first_folder_alone(work, archive))
+    print(
+        f"  peak RSS, the process and its children summed: {peak / 2**20:.0f} MB"
+        f" (one process alone, wait4: {usage.ru_maxrss / 1024:.0f} MB)"
+    )
+    return code
 
 
 def biggest_tables(db: Path, n: int = 8) -> list[tuple[str, int]]:
@@ -310,7 +416,19 @@ def main(argv: list[str] | None = None) -> int:
         help="with --keep DIR of an earlier run: time build --full-refresh, validate --all-runs,"
         " publish --full",
     )
+    ap.add_argument(
+        "--whole-run",
+        action="store_true",
+        help="with --keep DIR: one `mtabench run` of its archive (grown with --copies if absent)"
+        " into a fresh data folder DIR/data-whole, peak RSS summed over its processes",
+    )
     args = ap.parse_args(argv)
+    if args.whole_run:
+        if not args.keep:
+            ap.error("--whole-run needs --keep DIR")
+        if not (args.keep / "archive").exists():
+            build_archive(args.keep / "archive", args.copies)
+        return whole_run(args.keep, args.keep / "archive")
     if args.rebuild:
         if not args.keep or not (args.keep / "data" / "mtabench.duckdb").exists():
             ap.error("--rebuild needs --keep DIR holding an archive built before")
@@ -342,8 +460,7 @@ def main(argv: list[str] | None = None) -> int:
         timed("publish", [*cli, "publish"], env, log),
     ]
     build_db, serving_db = data / "mtabench.duckdb", data / "serving" / "mtabench.duckdb"
-    per_run = stages[0].wall_s / n_runs
-    print(f"ingest per run folder: {per_run * 1000:.0f} ms")
+    print_ingest_per_folder(stages[0].wall_s, n_runs, first_folder_alone(work, archive))
     after_ingest = sum(s.wall_s for s in stages[1:])
     peak = max(s.peak_rss_mb for s in stages)
     print(f"build + validate + publish: {after_ingest:.1f} s; peak RSS of any stage {peak:.0f} MB")

@@ -8,6 +8,7 @@ from ingest import arrow_landing
 from ingest.ledger import Ledger, LineCounts
 from ingest.line_guard import parse_guarded
 from ingest.parsers import PARSERS
+from ingest.record_insert import insert_records
 from ingest.value_fit import fit_ledger
 
 if TYPE_CHECKING:
@@ -122,40 +123,12 @@ def delete_file_rows(
     arrow_landing.forget(con, file_id, bulk_tables() if view else {})
 
 
-def _insert(con, table: str, file_id: int, records: list[dict]) -> None:
-    if not records:
-        return
-    frame = _arrow_frame(records)
-    if frame is None:  # a column Arrow cannot type as one (mixed kinds, beyond 64 bits)
-        import pandas as pd
-
-        frame = pd.DataFrame.from_records(records)
-    con.register("_landing_df", frame)
-    try:
-        con.execute(f"insert into raw.{table} by name select {int(file_id)} as file_id, * from _landing_df")
-    finally:
-        con.unregister("_landing_df")
-
-
-def _arrow_frame(records: list[dict]):
-    """The records as an Arrow table, every key any record has a column (pyarrow's from_pylist
-    takes the first record's keys only), or None if a column's values do not share one type.
-    Half the cost of a pandas frame per insert (~10 inserts per run folder), no pandas import."""
-    import pyarrow as pa
-
-    keys = dict.fromkeys(k for rec in records for k in rec)
-    try:
-        return pa.table({k: pa.array([rec.get(k) for rec in records]) for k in keys})
-    except (pa.ArrowException, OverflowError, UnicodeError, TypeError):
-        return None
-
-
 def write_ledger(con, file_id: int, ledger: Ledger, tables: dict[str, str]) -> None:
     fit_ledger(ledger, tables)  # a value that does not fit its column quarantines its line
     for table in tables:
-        _insert(con, table, file_id, ledger.rows.get(table, []) + ledger.meta.get(table, []))
-    _insert(con, "noise", file_id, ledger.noise)
-    _insert(con, "quarantine", file_id, ledger.quarantine)
+        insert_records(con, table, ledger.rows.get(table, []) + ledger.meta.get(table, []), file_id)
+    insert_records(con, "noise", ledger.noise, file_id)
+    insert_records(con, "quarantine", ledger.quarantine, file_id)
 
 
 def land_file(

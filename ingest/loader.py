@@ -21,10 +21,11 @@ import duckdb
 from ingest import archive as arc
 from ingest import derive, folder_state, maillog_lines
 from ingest.detect import Detection, detect
-from ingest.landing import _insert, delete_file_rows, ensure_schema, land_file, refresh_views
+from ingest.landing import delete_file_rows, ensure_schema, land_file, refresh_views
 from ingest.line_guard import ParserBug, TooManyBadValues, blamed_line
 from ingest.manifest import Manifest, ManifestError, parse_manifest, utc_offset_minutes
 from ingest.parsers import PARSERS, ParseContext
+from ingest.record_insert import insert_records
 from ingest.resources import apply_limits
 from ingest.source import BadInput, FileSource, count_lines
 
@@ -480,10 +481,9 @@ def _ingest_file(
             )
         else:
             status, msg, counts = "unknown", "format not recognised; file recorded, not parsed", None
-            _insert(
+            insert_records(
                 con,
                 "quarantine",
-                fid,
                 [
                     {
                         "line_no": None,
@@ -492,6 +492,7 @@ def _ingest_file(
                         "text": src.rel_path,
                     }
                 ],
+                fid,
             )
     except (BadInput, UnicodeDecodeError, TooManyBadValues) as exc:  # bad input: the file is marked
         con.execute("rollback")

@@ -1,4 +1,4 @@
-"""landing._insert: parsed records as rows of a landing table, through Arrow (or pandas when a
+"""record_insert: parsed records as rows of a landing table, through Arrow (or pandas when a
 column's values do not share one Arrow type)."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ import datetime as dt
 import duckdb
 import pytest
 
-from ingest.landing import _arrow_frame, _insert
+from ingest.record_insert import arrow_frame, insert_records
 
 
 @pytest.fixture
@@ -30,7 +30,7 @@ def rows(con) -> list[tuple]:
 def test_a_key_only_later_records_have_is_landed(con):
     # pyarrow's Table.from_pylist would take the first record's keys and drop `s` silently
     records = [{"line_no": 1, "n": 5}, {"line_no": 2, "n": None, "s": "late"}]
-    _insert(con, "t", 7, records)
+    insert_records(con, "t", records, 7)
     assert rows(con) == [(7, 1, 5, None, None, None, None), (7, 2, None, None, "late", None, None)]
 
 
@@ -40,17 +40,22 @@ def test_integers_with_nulls_stay_integers_and_types_land(con):
         {"line_no": 1, "n": 2**62, "x": 1.5, "s": "a", "ts": at, "d": at.date()},
         {"line_no": 2, "n": None, "x": 2, "s": None, "ts": None, "d": None},
     ]
-    _insert(con, "t", 1, records)
+    insert_records(con, "t", records, 1)
     assert rows(con) == [(1, 1, 2**62, 1.5, "a", at, at.date()), (1, 2, None, 2.0, None, None, None)]
 
 
 def test_a_column_of_mixed_kinds_falls_back_to_pandas_and_lands(con):
     records = [{"line_no": 1, "s": "text"}, {"line_no": 2, "s": 42}]
-    assert _arrow_frame(records) is None  # Arrow has no one type for str and int
-    _insert(con, "t", 3, records)
+    assert arrow_frame(records) is None  # Arrow has no one type for str and int
+    insert_records(con, "t", records, 3)
     assert [r[4] for r in rows(con)] == ["text", "42"]
 
 
+def test_rows_without_a_file_id_argument_keep_their_own(con):
+    insert_records(con, "t", [{"file_id": 9, "line_no": 1, "s": "x"}])
+    assert rows(con) == [(9, 1, None, None, "x", None, None)]
+
+
 def test_no_records_insert_nothing(con):
-    _insert(con, "t", 1, [])
+    insert_records(con, "t", [], 1)
     assert rows(con) == []
