@@ -297,6 +297,87 @@ def default_filtered_queries() -> dict[str, str]:
     return out
 
 
+def _native_defaults(board: dict) -> list[tuple[str, list, set]]:
+    """A dashboard's native filters with a default value: (column, values, excluded chart ids);
+    a default run id of samples/ names copy 1 here (run ids `<id>~cK`)."""
+    return [
+        (
+            flt["targets"][0]["column"]["name"],
+            value + [f"{v}~c1" for v in value if isinstance(v, str)],
+            set((flt.get("scope") or {}).get("excluded") or []),
+        )
+        for flt in (board.get("metadata") or {}).get("native_filter_configuration") or []
+        if (value := ((flt.get("defaultDataMask") or {}).get("filterState") or {}).get("value"))
+    ]
+
+
+def _sql_value(v: object) -> str:
+    return str(v) if isinstance(v, int | float) else "'" + str(v).replace("'", "''") + "'"
+
+
+def chart_queries() -> dict[str, str]:
+    """Every chart of every dashboard as Superset queries it when the dashboard opens: the
+    chart's saved query (its query_context: columns, metrics, WHERE, filters, order, row
+    limit) over its dataset's SQL as a subquery, grouped by its columns when it has metrics,
+    with the dashboard's native filters' default values in place of the chart's own filter on
+    the same column. A server-paginated table: its first page and its row count. Key:
+    "<chart> (<dashboard slug>)"; Superset's pivots after the query are not included."""
+    datasets = {}
+    for f in sorted(DATASETS.rglob("*.yaml")):
+        doc = yaml.safe_load(f.read_text())
+        metrics = {m["metric_name"]: m["expression"] for m in doc.get("metrics") or []}
+        datasets[doc["uuid"]] = (doc["sql"], {c["column_name"] for c in doc["columns"]}, metrics)
+    charts = {
+        doc["uuid"]: doc for f in sorted(CHARTS.glob("*.yaml")) if (doc := yaml.safe_load(f.read_text()))
+    }
+    out = {}
+    for f in sorted(BOARDS.glob("*.yaml")):
+        board = yaml.safe_load(f.read_text())
+        defaults = _native_defaults(board)
+        for key, item in board["position"].items():
+            if not key.startswith("CHART"):
+                continue
+            chart = charts[item["meta"]["uuid"]]
+            sql, columns, metrics = datasets[chart["dataset_uuid"]]
+            q = json.loads(chart["query_context"])["queries"][0]
+            native = {
+                col: values
+                for col, values, excluded in defaults
+                if col in columns and item["meta"].get("chartId") not in excluded
+            }
+            where = [f"({w})" for w in [(q.get("extras") or {}).get("where")] if w]
+            for flt in q.get("filters") or []:
+                if flt["col"] in native or flt["col"] not in columns:
+                    continue  # a native filter replaces it; Superset drops a filter on no column
+                if flt["op"] not in ("IN", "NOT IN", "==", "!="):
+                    raise ValueError(f"{chart['slice_name']}: filter op {flt['op']} not measured")
+                vals = flt["val"] if isinstance(flt["val"], list) else [flt["val"]]
+                neg = "not " if flt["op"] in ("NOT IN", "!=") else ""
+                where.append(f"{flt['col']} {neg}in ({', '.join(map(_sql_value, vals))})")
+            where += [f"{col} in ({', '.join(map(_sql_value, vals))})" for col, vals in native.items()]
+            cols = [
+                c if isinstance(c, str) else f'{c["sqlExpression"]} as "{c["label"]}"' for c in q["columns"]
+            ]
+            aggs = [
+                f'{metrics[m]} as "{m}"' if isinstance(m, str) else f'{m["sqlExpression"]} as "{m["label"]}"'
+                for m in q.get("metrics") or []
+            ]
+            source = f"from ({sql}) as virtual_table" + (f" where {' and '.join(where)}" if where else "")
+            name = f"{chart['slice_name'][:60]} ({board['slug']})"
+            if paged := _paged(chart.get("params") or {}):
+                page_cols, by, page = paged
+                order = f" order by {by}" if by else ""
+                out[f"{name} first page"] = f"select {', '.join(page_cols)} {source}{order} limit {page}"
+                out[f"{name} row count"] = f"select count(*) {source}"
+                continue
+            group = f" group by {', '.join(str(i + 1) for i in range(len(cols)))}" if aggs and cols else ""
+            order = ""
+            if aggs and q.get("order_desc", True):
+                order = f" order by {len(cols) + 1} desc"
+            out[name] = f"select {', '.join(cols + aggs)} {source}{group}{order} limit {int(q['row_limit'])}"
+    return out
+
+
 def query_medians(serving: Path, queries: dict[str, str], repeats: int = 5) -> dict[str, tuple[float, int]]:
     """Median ms and row count of each query, read-only as Superset reads."""
     out = {}
@@ -512,6 +593,11 @@ def main(argv: list[str] | None = None) -> int:
         print("as a dashboard opens them, with its native filters' default values (median of 5):")
         for name, (ms, rows) in query_medians(serving_db, default_filtered_queries()).items():
             print(f"  {name:<48} {ms:8.1f} ms  {rows:>9,} rows")
+        print("every chart of every dashboard, its own query as it opens (median of 5):")
+        charts = query_medians(serving_db, chart_queries())
+        for name, (ms, rows) in charts.items():
+            print(f"  {name:<80} {ms:8.1f} ms  {rows:>9,} rows")
+        print(f"  slowest chart query: {max(ms for ms, _ in charts.values()):.1f} ms")
     failed = [s.name for s in stages if s.exit_code]
     if failed:
         print(f"stages that failed: {', '.join(failed)} (see {log})")

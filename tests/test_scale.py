@@ -150,3 +150,33 @@ def test_a_paged_table_is_measured_by_the_queries_superset_sends(built_db):
             assert not Counter(page) - Counter(every), key
         for sql in queries.values():  # every other query runs
             con.execute(sql).fetchall()
+
+
+def test_every_chart_of_every_dashboard_is_measured_by_its_own_query(built_db):
+    """The benchmark's chart list holds every chart placed on a dashboard (a paged table twice:
+    its page and its row count) and each query runs on the samples. A grouped chart returns a
+    row per group: the error-events-by-code chart, one per (minute since start, code) of its
+    dataset's error events."""
+    import yaml
+    from scale_bench import BOARDS, CHARTS, DATASETS, _paged, chart_queries
+
+    queries = chart_queries()
+    charts = {d["uuid"]: d for f in CHARTS.glob("*.yaml") if (d := yaml.safe_load(f.read_text()))}
+    placed = [
+        charts[item["meta"]["uuid"]]
+        for f in BOARDS.glob("*.yaml")
+        for key, item in yaml.safe_load(f.read_text())["position"].items()
+        if key.startswith("CHART")
+    ]
+    paged = sum(1 for c in placed if _paged(c.get("params") or {}))  # raw tables paged on the server
+    assert len(queries) == len(placed) + paged
+    with duckdb.connect(str(built_db), read_only=True) as con:
+        for sql in queries.values():
+            con.execute(sql).fetchall()
+        (key,) = [k for k in queries if k.startswith("Error events per minute by SMTP code")]
+        events = yaml.safe_load((DATASETS / "mtabench" / "error_events_by_code.yaml").read_text())["sql"]
+        (groups,) = con.execute(
+            f"select count(*) from (select distinct minute_offset, code from ({events})"
+            " where minute_offset is not null)"
+        ).fetchone()
+        assert groups > 0 and len(con.execute(queries[key]).fetchall()) == groups
