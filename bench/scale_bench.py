@@ -88,6 +88,15 @@ def build_archive(archive: Path, copies: int) -> int:
     return len(runs) * copies
 
 
+def stage_env(data: Path) -> dict[str, str]:
+    """The environment of an `mtabench` process on the data folder `data`: the caller's, with
+    any database path of its own removed so that both files live under `data`."""
+    env = {**os.environ, "MTABENCH_DATA": str(data)}
+    env.pop("MTABENCH_DB", None)
+    env.pop("MTABENCH_SERVING_DB", None)
+    return env
+
+
 def timed(name: str, argv: list[str], env: dict[str, str], log: Path) -> Stage:
     """Run one stage; wall time and peak RSS of it and its reaped children (wait4)."""
     t0 = time.perf_counter()
@@ -139,8 +148,7 @@ def first_folder_alone(work: Path, archive: Path) -> float:
     one = work / "one-folder"
     shutil.rmtree(one, ignore_errors=True)
     shutil.copytree(first, one / "archive" / first.parent.name / first.name, copy_function=os.link)
-    env = {**os.environ, "MTABENCH_DATA": str(one / "data")}
-    env.pop("MTABENCH_DB", None)
+    env = stage_env(one / "data")
     t0 = time.perf_counter()
     subprocess.run(
         [sys.executable, "-m", "mtabench.cli", "ingest", str(one / "archive")],
@@ -168,9 +176,7 @@ def whole_run(work: Path, archive: Path) -> int:
     every process it started (sampled every 0.25 s)."""
     data = work / "data-whole"
     shutil.rmtree(data, ignore_errors=True)
-    env = {**os.environ, "MTABENCH_DATA": str(data)}
-    env.pop("MTABENCH_DB", None)
-    env.pop("MTABENCH_SERVING_DB", None)
+    env = stage_env(data)
     folders = sum(1 for _ in archive.glob("*/*"))
     print(f"load average {os.getloadavg()[0]:.1f}; {folders} run folders", flush=True)
     log = work / "whole-run.log"
@@ -260,16 +266,7 @@ def default_filtered_queries() -> dict[str, str]:
     out = {}
     for f in sorted(BOARDS.glob("*.yaml")):
         board = yaml.safe_load(f.read_text())
-        # a default run id of samples/ names copy 1 here (run ids `<id>~cK`)
-        defaults = [
-            (
-                flt["targets"][0]["column"]["name"],
-                value + [f"{v}~c1" for v in value if isinstance(v, str)],
-                set((flt.get("scope") or {}).get("excluded") or []),
-            )
-            for flt in (board.get("metadata") or {}).get("native_filter_configuration") or []
-            if (value := ((flt.get("defaultDataMask") or {}).get("filterState") or {}).get("value"))
-        ]
+        defaults = _native_defaults(board)
         if not defaults:
             continue
         for key, item in board["position"].items():
@@ -436,9 +433,7 @@ def add_stages(work: Path, archive: Path, copies: int) -> list[Stage]:
     """Add one run and time `mtabench run` on the grown archive (what a user runs, one process:
     ingest, build, validate, publish); then add another and time the four stages each as its
     own process, for the split."""
-    env = {**os.environ, "MTABENCH_DATA": str(work / "data")}
-    env.pop("MTABENCH_DB", None)
-    env.pop("MTABENCH_SERVING_DB", None)
+    env = stage_env(work / "data")
     cli = [sys.executable, "-m", "mtabench.cli"]
     _add_copy(archive, copies)
     run = timed("add:run", [*cli, "run", str(archive)], env, work / "stages.log")
@@ -466,9 +461,7 @@ def add_one(work: Path, archive: Path, copies: int) -> int:
 def rebuild(work: Path) -> int:
     """Build + validate + publish of a kept archive from scratch: every run's rows rebuilt,
     every run validated, every table written (each stage its own process)."""
-    env = {**os.environ, "MTABENCH_DATA": str(work / "data")}
-    env.pop("MTABENCH_DB", None)
-    env.pop("MTABENCH_SERVING_DB", None)
+    env = stage_env(work / "data")
     cli, log = [sys.executable, "-m", "mtabench.cli"], work / "stages.log"
     print(f"load average {os.getloadavg()[0]:.1f}", flush=True)
     stages = [
@@ -530,9 +523,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"archive: {args.copies} copies, {n_runs} run folders (hardlinks) in {took:.1f} s")
     print(f"work folder: {work}  (stage output in {log})")
 
-    env = {**os.environ, "MTABENCH_DATA": str(data)}
-    env.pop("MTABENCH_DB", None)
-    env.pop("MTABENCH_SERVING_DB", None)
+    env = stage_env(data)
     cli = [sys.executable, "-m", "mtabench.cli"]
     stages = [
         timed("ingest", [*cli, "ingest", str(archive)], env, log),

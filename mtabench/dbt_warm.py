@@ -14,11 +14,11 @@ Output and exit status are dbt's own: 0 success, 1 a failed node, 2 dbt itself f
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import sys
 import traceback
-from collections.abc import Iterator
 
 
 def main(project_dir: str) -> int:
@@ -41,17 +41,6 @@ def main(project_dir: str) -> int:
     return 0 if result.success else 1
 
 
-def _strings(value) -> Iterator[str]:
-    if isinstance(value, str):
-        yield value
-    elif isinstance(value, dict):
-        for v in value.values():
-            yield from _strings(v)
-    elif isinstance(value, list | tuple):
-        for v in value:
-            yield from _strings(v)
-
-
 def _render_plain_test_arguments(manifest) -> None:
     """Render every test argument without Jinja in it (a column name, an accepted value) now,
     while ingest runs. dbt renders each test's arguments when it compiles the test, a new
@@ -60,14 +49,18 @@ def _render_plain_test_arguments(manifest) -> None:
     rendered here, the build finds them done. A string with Jinja in it (the tested model, a
     ref) needs the test's context and fails here; the build renders it as before."""
     from dbt.clients.jinja import get_rendered
+    from dbt_common.utils.dict import deep_map_render  # the walk dbt's own rendering takes
+
+    def render(value, _keypath):
+        if isinstance(value, str):
+            # a string with Jinja needs the test's context: it fails here and the build renders it
+            with contextlib.suppress(Exception):
+                get_rendered(value, {}, native=True)
+        return value
 
     for node in manifest.nodes.values():
-        meta = getattr(node, "test_metadata", None)
-        for text in _strings(meta.kwargs if meta else None):
-            try:
-                get_rendered(text, {}, native=True)
-            except Exception:  # noqa: BLE001 (needs the test's context: rendered by the build)
-                continue
+        if (meta := getattr(node, "test_metadata", None)) is not None:
+            deep_map_render(render, meta.kwargs)
 
 
 def _close_duckdb() -> None:
