@@ -265,13 +265,15 @@ MARTS: list[Check] = [
     Check(
         "saturation_events",
         """select *,
-                  abs(drop_pct - 100 * (1 - level_after / level_before)) as drop_residual
+                  abs(drop_pct - 100 * (1 - level_after / level_before)) as drop_residual,
+                  score - score_threshold as score_margin
            from main.saturation_events""",
         [
             ("ExpectCompoundColumnsToBeUnique", {"column_list": ["run_id", "event_no"]}),
             ("ExpectColumnValuesToNotBeNull", {"column": "start_minute_at"}),
-            # the method's own guards: at least a 25 % drop, at least 2 minutes
-            ("ExpectColumnValuesToBeBetween", {"column": "drop_pct", "min_value": 25, "max_value": 100}),
+            # the method's own guards: a drop, a score over its threshold, at least 2 minutes
+            ("ExpectColumnValuesToBeBetween", {"column": "drop_pct", "min_value": 0, "max_value": 100}),
+            ("ExpectColumnValuesToBeBetween", {"column": "score_margin", "min_value": 0}),
             ("ExpectColumnValuesToBeBetween", {"column": "duration_minutes", "min_value": 2}),
             ("ExpectColumnValuesToBeBetween", {"column": "drop_residual", "min_value": 0, "max_value": 1e-9}),
             *_nonneg("level_after", "smtp_errors", "start_minute_offset"),

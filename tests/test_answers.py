@@ -1,9 +1,10 @@
 """Saturation events, generator-bound runs and capacity intervals, checked against the
-seed 000 rows recomputed here in Python (never by calling our SQL).
+seed 000 rows read here in Python (never by calling our SQL).
 
-The method is the one the README documents: level before = median of up to 5 full
-minutes before; an event = 2+ consecutive full minutes at least 25 % below it; it lasts
-until a minute is back at 90 % of the level before."""
+Saturation events are change points (macros/saturation.sql). Here: every event the seed's
+author points at is found, the steady runs have none, and each event's levels are medians of
+full minutes around its start, recomputed from the raw postal rows. How well the method finds
+known steps is measured on generated series (bench/saturation_suite.py; a slice below)."""
 
 from __future__ import annotations
 
@@ -20,22 +21,29 @@ from tests.conftest import FIXTURES, SAMPLES
 
 SEED = FIXTURES / "seeds" / "000_4cf40d3f19dd5896.txt"  # a copy of ../shared/seeds/000_*
 ROW = re.compile(r"(time,messages)|(\d\d):(\d\d),(\d+),(\d+),(\d+),(\d+),(\d+)")
-WINDOW, MIN_BEFORE, MIN_DROP, MIN_MINUTES, RECOVERY = 5, 3, 0.25, 2, 0.9
+# the dbt vars of the method (dbt_project.yml): window lengths and the longest ramp
+BEFORE_WINDOWS, AFTER_WINDOWS, MAX_RAMP = (5, 10), (3, 5), 3
 
-# The issue's list, from the seed's own words and ^^^* marks: (folder, first, last) label.
+# The seed's own words and ^^^* marks: (folder, first, last) label. A step spread over a few
+# minutes starts at its first lower minute: s9 falls 3753 -> 3498 -> 3337 -> 2671 over
+# 14:53-14:55, s11 4545 -> 3853 -> 2708 over 23:20-23:21, s8 3552 -> 2887 -> 2517 over
+# 00:09-00:10 (the author: 130,000 messages backed up, 95,000 of 220,000 delivered).
 SEED_EVENTS = [
     ("s4-ldap-2000-addresses", "10:32", "10:32"),
     ("s5-50conc-3msgs", "11:23", "11:25"),
     ("s5-50conc-3msgs", "11:31", "11:34"),
-    ("s9-proxymap", "14:55", "14:55"),
+    ("s7-ldap-cache", "23:39", "23:40"),
+    ("s7-ldap-cache", "23:44", "23:45"),
+    ("s8-active-limit-50000", "00:09", "00:10"),
+    ("s9-proxymap", "14:53", "14:55"),
+    ("s10-virtual-concurrency-10", "21:07", "21:07"),
     ("s10-virtual-concurrency-10", "21:10", "21:12"),
     ("s11-multiplex-peaks", "22:58", "22:58"),
-    ("s11-multiplex-peaks", "23:21", "23:21"),
+    ("s11-multiplex-peaks", "23:20", "23:21"),
 ]
-# Steady stretches and one-minute dips that are not saturation: a slow hour-long decline
-# (s8), a single minute with 81 errors (s6, 12:04), a single minute with 14 errors (s9 14:13).
+# Steady stretches and one-minute dips that are not saturation: a single minute with 81
+# errors (s6, 12:04), a single minute with 14 errors (s9 14:13), a slow decline (s6-50).
 STEADY = [
-    "seed000-s8-active-limit-50000",
     "seed000-s6-dest-concurrency-100",
     "seed000-s6-dest-concurrency-50",
     "seed000-s9-proxymap#2",
@@ -79,28 +87,6 @@ def seed_series() -> dict[str, list[tuple[str, int]]]:
     return out
 
 
-def detect(rows: list[tuple[str, int]]) -> list[tuple]:
-    rates = [r for _, r in rows]
-    candidates = []
-    for i in range(len(rates)):
-        before = rates[max(0, i - WINDOW) : i]
-        ahead = rates[i : i + MIN_MINUTES]
-        if len(before) < MIN_BEFORE or len(ahead) < MIN_MINUTES:
-            continue
-        level = statistics.median(before)
-        if max(ahead) <= (1 - MIN_DROP) * level:
-            candidates.append((i, level))
-    events = []
-    for n, (i, level) in enumerate(candidates):
-        if n and candidates[n - 1][0] == i - 1:
-            continue  # merged into the event that started earlier
-        back = next((j for j in range(i + 1, len(rates)) if rates[j] >= RECOVERY * level), None)
-        duration = (back if back is not None else len(rates)) - i
-        after = statistics.median(rates[i : i + min(duration, WINDOW)])
-        events.append((rows[i][0], level, after, 100 * (1 - after / level), duration, back is not None))
-    return events
-
-
 @pytest.fixture
 def mart_events(con):
     return con.execute(
@@ -115,17 +101,36 @@ def test_seed_events_are_found(mart_events):
         assert hits, f"no saturation event in {folder} between {first} and {last}"
 
 
-def test_levels_and_drops_match_the_sample_rows(mart_events):
-    expected = []
-    for run_id, rows in seed_series().items():
-        expected += [(run_id, *e) for e in detect(rows)]
-    got = [e for e in mart_events if e[0].startswith("seed000-")]
-    assert len(got) == len(expected)
-    for g, x in zip(got, sorted(expected), strict=True):
-        assert g[:2] == x[:2] and g[5:] == x[5:]
-        assert g[2:5] == pytest.approx(x[2:5], rel=1e-9)
-    # the recorded Postfix runs are too short for a window before and two minutes after
-    assert not [e for e in mart_events if not e[0].startswith("seed000-")]
+def test_levels_are_medians_of_the_minutes_around_the_start(mart_events):
+    """level_before: the median of a 5- or 10-minute window ending at most MAX_RAMP minutes
+    before the start; level_after: of a 3- or 5-minute window (or the run's last minutes)
+    starting at most MAX_RAMP minutes after it; recomputed from the postal rows."""
+    series = seed_series()
+    checked = 0
+    for run_id, label, before, after, drop, *_ in mart_events:
+        if not run_id.startswith("seed000-"):
+            continue
+        rates = [r for _, r in series[run_id]]
+        start = [lab for lab, _ in series[run_id]].index(label)
+        befores = {
+            statistics.median(rates[max(t - w, 0) : t])
+            for t in range(max(start - MAX_RAMP, 3), start + 1)
+            for w in BEFORE_WINDOWS
+        }
+        afters = {
+            statistics.median(rates[a0 : a0 + w])
+            for a0 in range(start, start + MAX_RAMP + 1)
+            for w in AFTER_WINDOWS
+            if len(rates[a0 : a0 + w]) >= 2
+        }
+        assert any(before == pytest.approx(b, rel=1e-9) for b in befores), (run_id, label, before)
+        assert any(after == pytest.approx(a, rel=1e-9) for a in afters), (run_id, label, after)
+        assert drop == pytest.approx(100 * (1 - after / before), rel=1e-9)
+        assert drop >= 15
+        checked += 1
+    assert checked >= len(SEED_EVENTS)
+    # the recorded Postfix runs are too short for a window before and three minutes after
+    assert not [e for e in mart_events if e[0].split("-")[0] in ("a", "c", "d", "e", "f", "g", "h")]
 
 
 def test_steady_runs_are_not_flagged(con, mart_events):

@@ -18,6 +18,10 @@
   per_run_config(folders=true) and per_run_folders_only / per_run_ids_only (below).
 #}
 
+{# The stale rows are deleted outside the model's transaction: DuckDB refuses an ALTER TABLE
+   (a code change that adds a column: on_schema_change) on a table the same transaction
+   deleted from ("another transaction has altered this table"). A build killed between the
+   two leaves the runs' old fingerprints, so the next build redoes them. #}
 {% macro per_run_config(folders=false, batch_lines=none, pairs=false, always=none, batch_files=none) %}
     {% if target.type == 'duckdb' %}
         {% set batches = [] if batch_lines is none else
@@ -32,7 +36,7 @@
             'materialized': 'incremental',
             'incremental_strategy': 'append',
             'on_schema_change': 'sync_all_columns',
-            'pre_hook': [stale],
+            'pre_hook': [{'sql': stale, 'transaction': false}],
             'post_hook': batches + ["{{ per_run_forget() }}", "{{ per_run_record() }}"],
         }) }}
     {% endif %}
