@@ -179,6 +179,22 @@ pub fn sendmail<'a>(row: &mut Row<'a>, b: &'a [u8]) {
             }
             s += i + 1;
         }
+    } else if let Some(side) = b.strip_prefix(b"STARTTLS=") {
+        // `STARTTLS=client, relay=mx., version=TLSv1.3, verify=FAIL, cipher=X, bits=256/256`
+        row.s(C::kind, b"tls");
+        let relay = until_after(b, b", relay=", b',').and_then(nonempty);
+        let (h, i, p) = if side.starts_with(b"client") {
+            (C::relay_host, C::relay_ip, C::relay_port)
+        } else {
+            (C::client_host, C::client_ip, C::client_port)
+        };
+        if let Some(r) = relay {
+            split_host(row, r, h, i, p);
+        }
+        row.so(C::tls_protocol, until_after(b, b", version=", b',').and_then(nonempty));
+        row.so(C::tls_level, until_after(b, b", verify=", b',').and_then(nonempty));
+        row.so(C::tls_cipher, until_after(b, b", cipher=", b',').and_then(nonempty));
+        row.i(C::tls_bits, digits_after(b, b", bits=").and_then(to_i32));
     } else if b.starts_with(b"SYSERR") {
         row.s(C::kind, b"error");
         row.s(C::severity, b"error");
@@ -554,14 +570,18 @@ pub fn dovecot<'a>(row: &mut Row<'a>, m: &'a [u8]) {
     // `pop3-login: Login: user=<u>, method=PLAIN, rip=1.2.3.4, lip=..., mpid=1, secured, session=<id>`
     // `pop3(u)<pid><session>: Disconnected: Logged out top=0/0, retr=5/16511, del=5/44, size=133287`
     // `imap(u)<pid><session>: Logged out in=123 out=456 ...`
-    let svc_end = run(m, |c| c.is_ascii_lowercase() || c.is_ascii_digit());
-    let svc = &m[..svc_end];
-    if svc != b"pop3" && svc != b"imap" {
-        return;
-    }
+    // `pop3: Disconnected: Logged out top=0/0, ...` (2.3 with a log prefix that names no user)
+    // `POP3(u): Disconnected: Logged out ...`, `IMAP(u): Disconnected in IDLE bytes=1/2` (1.x)
+    let svc_end = run(m, |c| c.is_ascii_alphanumeric());
+    let svc: &'static [u8] = match &m[..svc_end] {
+        x if x.eq_ignore_ascii_case(b"pop3") => b"pop3",
+        x if x.eq_ignore_ascii_case(b"imap") => b"imap",
+        _ => return,
+    };
     let r = &m[svc_end..];
     if let Some(r) = r.strip_prefix(b"-login: ") {
         row.s(C::service, svc);
+        let r = r.strip_prefix(b"Info: ").unwrap_or(r); // a log_path of its own adds the level
         let body;
         if let Some(x) = r.strip_prefix(b"Login: ") {
             row.s(C::kind, b"mailbox_login");
@@ -580,22 +600,26 @@ pub fn dovecot<'a>(row: &mut Row<'a>, m: &'a [u8]) {
         row.so(C::session_id, angle_after(body, b"session=<").and_then(nonempty));
         return;
     }
-    // svc(user)<pid><session>: ...
-    let Some(r) = r.strip_prefix(b"(") else { return };
-    let Some(e) = find(r, b")") else { return };
-    row.s(C::service, svc);
-    row.so(C::mailbox_user, nonempty(&r[..e]));
-    let mut t = &r[e + 1..];
-    let mut angles = Vec::new();
-    while let Some(x) = t.strip_prefix(b"<") {
-        let Some(c) = find_byte(x, b'>') else { break };
-        angles.push(&x[..c]);
-        t = &x[c + 1..];
-    }
-    if let Some(s) = angles.get(1) {
-        row.s(C::session_id, s);
+    // svc(user)<pid><session>: ... or svc: ...
+    let mut t = r;
+    if let Some(r) = r.strip_prefix(b"(") {
+        let Some(e) = find(r, b")") else { return };
+        row.s(C::service, svc);
+        row.so(C::mailbox_user, nonempty(&r[..e]));
+        t = &r[e + 1..];
+        let mut angles = Vec::new();
+        while let Some(x) = t.strip_prefix(b"<") {
+            let Some(c) = find_byte(x, b'>') else { break };
+            angles.push(&x[..c]);
+            t = &x[c + 1..];
+        }
+        if let Some(s) = angles.get(1) {
+            row.s(C::session_id, s);
+        }
     }
     let Some(t) = t.strip_prefix(b": ") else { return };
+    row.s(C::service, svc);
+    let t = t.strip_prefix(b"Info: ").unwrap_or(t);
     let pair = |lit: &[u8]| -> (Option<i64>, Option<i64>) {
         match until_after(t, lit, b',') {
             Some(v) => {
@@ -608,7 +632,7 @@ pub fn dovecot<'a>(row: &mut Row<'a>, m: &'a [u8]) {
             None => (None, None),
         }
     };
-    if find(t, b"Logged out").is_some() || t.starts_with(b"Disconnected") {
+    if find(t, b"Logged out").is_some() || t.starts_with(b"Disconnected") || t.starts_with(b"Connection closed") {
         let logout = find(t, b"Logged out").is_some();
         row.s(C::kind, if logout { b"mailbox_logout" } else { b"mailbox_disconnect" });
         let (a, b) = pair(b"top=");
@@ -623,6 +647,11 @@ pub fn dovecot<'a>(row: &mut Row<'a>, m: &'a [u8]) {
         row.i(C::mbox_size, pair(b"size=").0);
         row.i(C::bytes_in, pair(b" in=").0);
         row.i(C::bytes_out, pair(b" out=").0);
+        if let (Some(i), o) = pair(b" bytes=") {
+            // 1.x imap: `bytes=in/out`
+            row.i(C::bytes_in, Some(i));
+            row.i(C::bytes_out, o);
+        }
         if svc == b"imap" {
             // imap_logout_format (2.3 default): `in=.. out=.. deleted=.. expunged=.. trashed=..
             // hdr_count=.. hdr_bytes=.. body_count=.. body_bytes=..`: header fetches are IMAP's TOP,

@@ -304,7 +304,7 @@ pub fn parse_line<'a>(line: &'a [u8], bad: bool, ctx: &Ctx, row: &mut Row<'a>) -
         Fam::None
     } else if prog.starts_with(b"postfix") {
         Fam::Postfix
-    } else if prog == b"sendmail" || prog == b"sm-mta" || prog.starts_with(b"sm-msp") {
+    } else if prog == b"sendmail" || prog.starts_with(b"sm-") {
         Fam::Sendmail
     } else if fmt == Fmt::Exim || prog == b"exim" || prog == b"exim4" {
         Fam::Exim
@@ -354,6 +354,31 @@ pub fn parse_line<'a>(line: &'a [u8], bad: bool, ctx: &Ctx, row: &mut Row<'a>) -
         Fam::None => row.s(C::kind, b"other"),
     }
     month_out
+}
+
+/// A program whose lines this parser is meant to understand: the MTAs, the mailbox servers
+/// and the mail filters logging beside them. A line of one of them that comes out as kind
+/// `other` is a shape the parser misses (counted per file, listed by `mtabench parse
+/// maillog --unknown`); `other` lines of any other program are simply not mail lines.
+pub fn known_program(prog: &[u8]) -> bool {
+    prog.starts_with(b"postfix")
+        || prog == b"sendmail"
+        || prog.starts_with(b"sm-")
+        || prog == b"exim"
+        || prog == b"exim4"
+        || prog == b"qmail"
+        || prog.starts_with(b"qmail-")
+        || prog == b"dovecot"
+        || prog.starts_with(b"courier")
+        || crate::mailbox::courier_service(prog).is_some()
+        || prog == b"opendkim"
+        || prog == b"opendmarc"
+}
+
+/// A parsed row of a known program the parser did not understand (kind `other`).
+#[inline]
+pub fn is_unknown(row: &Row) -> bool {
+    row.get_s(C::kind) == Some(b"other".as_slice()) && row.get_s(C::program).is_some_and(known_program)
 }
 
 /// `^(?:last message repeated \d+ times|message repeated \d+ times)`
