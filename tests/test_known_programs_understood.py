@@ -4,8 +4,7 @@ Every maillog among samples/** and tests/fixtures/** (the files the format sniff
 for a maillog) is parsed as `mtabench parse maillog --unknown` lists it: a line of Postfix,
 Sendmail, Exim, qmail, Courier, Dovecot, OpenDKIM ... that the parser files as `other` is a
 shape it does not understand, and fails this test until the parser learns it or classifies
-it as known noise. The real-lines corpus (tests/fixtures/corpus) is left to
-tests/test_real_corpus.py, which measures the parser on it.
+it as known noise. The real-lines corpus (tests/fixtures/corpus) is among the fixtures.
 
 The lines are found independently of the listing: the syslog tag of each raw line is read
 by a regex here, and the parser's kind of that line decides.
@@ -42,12 +41,7 @@ def _text(path: Path) -> str:
 
 
 def maillogs() -> list[Path]:
-    files = [
-        p
-        for root in (SAMPLES, FIXTURES)
-        for p in root.rglob("*")
-        if p.is_file() and "corpus" not in p.relative_to(root).parts
-    ]
+    files = [p for root in (SAMPLES, FIXTURES) for p in root.rglob("*") if p.is_file()]
     return [
         p for p in found(files, "sample and fixture files") if MaillogParser().sniff(_text(p)[:65536], p.name)
     ]
@@ -58,7 +52,7 @@ MAILLOGS = maillogs()
 
 def test_the_bundled_maillogs_are_found():
     names = {p.parent.name for p in MAILLOGS}
-    assert len(MAILLOGS) >= 10 and {"a-baseline-t5", "courier-pop-imap"} <= names, names
+    assert len(MAILLOGS) >= 20 and {"a-baseline-t5", "courier-pop-imap", "corpus"} <= names, names
 
 
 @pytest.mark.parametrize("path", MAILLOGS, ids=lambda p: str(p.relative_to(p.parents[2])))

@@ -276,12 +276,18 @@ pub fn parse_line<'a>(line: &'a [u8], bad: bool, ctx: &Ctx, row: &mut Row<'a>) -
                 i += 1;
             }
             message = Some(&l[i..]);
+            if crate::other::dovecot_shaped(&l[i..]) {
+                program = Some(b"dovecot"); // Dovecot's own log_path with an ISO stamp
+            }
             row.i(C::ts, iso_to_us(st).map(|t| t - off * 60 * US));
         }
         Fmt::Tai64n => {
             row.s(C::ts_format, b"tai64n");
             program = Some(b"qmail");
             message = Some(if line.len() > 26 { &line[26..] } else { b"" });
+            if message.is_some_and(crate::other::dovecot_shaped) {
+                program = Some(b"dovecot"); // Dovecot logging through multilog
+            }
             let secs = hex(&line[1..17]);
             let nanos = hex(&line[17..25]);
             row.i(C::ts, Some(secs.wrapping_sub(TAI64_UNIX).wrapping_mul(US) + nanos / 1000));
@@ -306,12 +312,12 @@ pub fn parse_line<'a>(line: &'a [u8], bad: bool, ctx: &Ctx, row: &mut Row<'a>) -
         Fam::Postfix
     } else if prog == b"sendmail" || prog.starts_with(b"sm-") {
         Fam::Sendmail
+    } else if prog == b"dovecot" {
+        Fam::Dovecot
     } else if fmt == Fmt::Exim || prog == b"exim" || prog == b"exim4" {
         Fam::Exim
     } else if fmt == Fmt::Tai64n {
         Fam::Qmail
-    } else if prog == b"dovecot" {
-        Fam::Dovecot
     } else if crate::mailbox::courier_service(prog).is_some() {
         Fam::Courier
     } else {

@@ -91,12 +91,18 @@ fn kind_of(prog: &[u8], b: &[u8], has_qid: bool, has_q: bool) -> &'static [u8] {
     if b.starts_with(b"connect to ") {
         return b"connect_error";
     }
+    if let Some(k) = notice_kind(prog, b) {
+        return k;
+    }
     for (suf, k) in [
         (b"/master".as_slice(), b"master".as_slice()),
         (b"/anvil", b"anvil"),
         (b"/postscreen", b"postscreen"),
         (b"/scache", b"scache"),
         (b"/pickup", b"pickup"),
+        (b"/dnsblog", b"dnsblog"),
+        (b"/tlsproxy", b"tlsproxy"),
+        (b"/postsuper", b"postsuper"),
     ] {
         if prog.ends_with(suf) {
             return match k {
@@ -104,6 +110,9 @@ fn kind_of(prog: &[u8], b: &[u8], has_qid: bool, has_q: bool) -> &'static [u8] {
                 b"anvil" => b"anvil",
                 b"postscreen" => b"postscreen",
                 b"scache" => b"scache",
+                b"dnsblog" => b"dnsblog",
+                b"tlsproxy" => b"tlsproxy",
+                b"postsuper" => b"postsuper",
                 _ => b"pickup",
             };
         }
@@ -112,6 +121,73 @@ fn kind_of(prog: &[u8], b: &[u8], has_qid: bool, has_q: bool) -> &'static [u8] {
         return b"script";
     }
     b"other"
+}
+
+/// Access and header/body check actions other than reject, hold and discard (access(5),
+/// header_checks(5)): `filter: RCPT from ...`, `info: header Subject: ...`, `prepend: ...`,
+/// `milter-header-redirect: ...`, smtpd's before-queue filter verdict `proxy-accept: ...`.
+const CHECK_ACTIONS: &[&[u8]] =
+    &[b"filter", b"redirect", b"prepend", b"replace", b"info", b"proxy-accept", b"milter-header-redirect", b"milter-redirect"];
+
+/// The daemons' notices that are neither a message's event nor a warning: TLS set-up,
+/// SMTP protocol slips of a client, the remote's replies and failures on the smtp side,
+/// table and cache upkeep.
+fn notice_kind(prog: &[u8], b: &[u8]) -> Option<&'static [u8]> {
+    let head = upto(b, b':');
+    if b.len() > head.len() + 1 && b[head.len() + 1] == b' ' {
+        if CHECK_ACTIONS.contains(&head) {
+            return Some(b"check_action");
+        }
+        if head == b"proxy-reject" {
+            return Some(b"reject");
+        }
+    }
+    let k: &'static [u8] = if b.starts_with(b"improper command pipelining after ") {
+        b"pipelining"
+    } else if b.starts_with(b"too many errors after ") {
+        b"too_many_errors"
+    } else if b.starts_with(b"bare <LF> received after ") {
+        b"bare_lf"
+    } else if b.starts_with(b"setting up TLS connection ")
+        || b.starts_with(b"TLS connection established ")
+        || find(b, b" TLS connection established ").is_some_and(|p| !b[..p].contains(&b' '))
+    {
+        b"tls"
+    } else if b.starts_with(b"SSL_accept error from ") || b.starts_with(b"SSL_connect error to ") || b.starts_with(b"certificate verification failed for ") {
+        b"tls_error"
+    } else if b.starts_with(b"host ") && (find(b, b" said: ").is_some() || find(b, b" refused to talk to me: ").is_some()) {
+        b"remote_reply"
+    } else if b.starts_with(b"SASL authentication failed; server ") {
+        b"sasl_failed"
+    } else if b.starts_with(b"lost connection with ") || (b.starts_with(b"conversation with ") && find(b, b" timed out ").is_some()) {
+        b"conversation_error"
+    } else if b.starts_with(b"enabling PIX workarounds: ") {
+        b"pix_workaround"
+    } else if b.starts_with(b"discarding EHLO keywords: ") {
+        b"ehlo_discard"
+    } else if b.starts_with(b"table ") && b.ends_with(b" has changed -- restarting") {
+        b"table_changed"
+    } else if b.starts_with(b"cache ") && find(b, b" cleanup: ").is_some() {
+        b"cache_cleanup"
+    } else if b.starts_with(b"skipped, still being delivered") {
+        b"skipped"
+    } else if prog.ends_with(b"/postsuper") {
+        b"postsuper"
+    } else {
+        return None;
+    };
+    Some(k)
+}
+
+/// The remote named in an smtp-side notice: `host X[ip] said: ...`, `... with X[ip] while
+/// ...`, `... to X[ip]:port: ...`, `... for X[ip]:port: ...`, `server X[ip] said: ...`.
+fn remote_in_notice(b: &[u8]) -> Option<&[u8]> {
+    for lit in [b"host ".as_slice(), b" with ", b" to ", b" for ", b"server "] {
+        if let Some(h) = each_after(b, lit, |r| first_bracket_host(r).filter(|h| r.starts_with(h) && is_ip_in_brackets(h))) {
+            return Some(h);
+        }
+    }
+    None
 }
 
 /// `^[a-z_-]+: (?:header|body|END-OF-MESSAGE) `
@@ -194,6 +270,30 @@ pub fn parse<'a>(row: &mut Row<'a>, prog: &'a [u8], b: &'a [u8], has_qid: bool, 
             row.s(C::detail, &b[7..]);
         }
         b"lost_connection" => lost(row, b, 22),
+        b"pipelining" => lost(row, b, 35),
+        b"too_many_errors" => lost(row, b, 22),
+        b"bare_lf" => lost(row, b, 25),
+        b"check_action" => reject(row, b),
+        b"remote_reply" | b"sasl_failed" | b"conversation_error" | b"pix_workaround" => {
+            if let Some(h) = remote_in_notice(b) {
+                split_host(row, h, C::relay_host, C::relay_ip, C::relay_port);
+            }
+            let t = each_after(b, b" said: ", Some).or_else(|| each_after(b, b" refused to talk to me: ", Some));
+            if let Some(t) = t {
+                reply_in_text(row, t);
+            }
+        }
+        b"tls_error" => {
+            if let Some(h) = remote_in_notice(b) {
+                split_host(row, h, C::relay_host, C::relay_ip, C::relay_port);
+            }
+            if let Some(h) = each_after(b, b" error from ", |r| first_bracket_host(r).filter(|h| r.starts_with(h))) {
+                split_host(row, h, C::client_host, C::client_ip, C::client_port);
+            }
+            if let Some(p) = memchr::memmem::rfind(b, b": ") {
+                row.so(C::detail, nonempty(&b[p + 2..]));
+            }
+        }
         b"timeout" => lost(row, b, 14),
         b"connect_error" => {
             let r = &b[11..];
@@ -533,11 +633,23 @@ fn extras<'a>(row: &mut Row<'a>, prog: &'a [u8], kind: &[u8], b: &'a [u8]) {
     if let Some(c) = row.get_s(C::client) {
         split_host(row, c, C::client_host, C::client_ip, C::client_port);
     }
-    if kind == b"other" || kind == b"postscreen" {
+    if kind == b"tls" && b.starts_with(b"setting up TLS connection ") {
+        // `setting up TLS connection from host[ip]` / `... to host[ip]:port`
+        let r = &b[26..];
+        if let Some(h) = r.strip_prefix(b"from ") {
+            split_host(row, h, C::client_host, C::client_ip, C::client_port);
+        } else if let Some(h) = r.strip_prefix(b"to ") {
+            split_host(row, h, C::relay_host, C::relay_ip, C::relay_port);
+        }
+        return;
+    }
+    if kind == b"other" || kind == b"postscreen" || kind == b"tls" {
         // `Anonymous TLS connection established from host[ip]:port: TLSv1.3 with cipher X (256/256 bits)`
-        if let Some(p) = find(b, b" TLS connection established ") {
-            row.s(C::tls_level, &b[..p]);
-            let r = &b[p + 28..];
+        // (Postfix before 2.11 logs no level: `TLS connection established from ...`)
+        let at = if b.starts_with(b"TLS connection established ") { Some(0) } else { find(b, b" TLS connection established ").map(|p| p + 1) };
+        if let Some(p) = at {
+            row.so(C::tls_level, nonempty(trim_ascii_ws(&b[..p])));
+            let r = &b[p + 27..];
             let (to, r) = match (r.strip_prefix(b"from "), r.strip_prefix(b"to ")) {
                 (Some(x), _) => (false, x),
                 (_, Some(x)) => (true, x),
@@ -625,7 +737,9 @@ fn extras<'a>(row: &mut Row<'a>, prog: &'a [u8], kind: &[u8], b: &'a [u8]) {
         if let Some(h) = at.filter(|h| is_ip_in_brackets(h)) {
             split_host(row, h, C::client_host, C::client_ip, C::client_port);
         }
-    } else if kind == b"other" && (prog.ends_with(b"/smtpd") || prog.ends_with(b"/smtp") || prog.ends_with(b"/lmtp")) {
+    } else if matches!(kind, b"other" | b"pipelining" | b"too_many_errors" | b"bare_lf")
+        && (prog.ends_with(b"/smtpd") || prog.ends_with(b"/smtp") || prog.ends_with(b"/lmtp"))
+    {
         // e.g. `SSL_accept error from host[ip]:port: -1`, `improper command pipelining after CONNECT from host[ip]:port`
         if let Some(x) = each_after(b, b" from ", |r| if find_byte(r, b'[').is_some() { Some(r) } else { None }) {
             if let Some(h) = first_bracket_host(x) {

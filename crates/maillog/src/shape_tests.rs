@@ -173,3 +173,67 @@ fn known_programs_other_lines_are_flagged() {
     assert_eq!(s(&r, C::kind), Some("other"));
     assert!(!is_unknown(&r));
 }
+
+#[test]
+fn smtpd_protocol_slips_name_their_client() {
+    let r = parsed("Jun 12 08:58:35 xxx postfix/smtpd[13533]: improper command pipelining after AUTH from unknown[1.2.3.4]: QUIT");
+    assert_eq!(s(&r, C::kind), Some("pipelining"));
+    assert_eq!(s(&r, C::client_ip), Some("1.2.3.4"));
+    let r = parsed("Jun  3 06:25:43 srv postfix/smtpd[29306]: too many errors after RCPT from example.com[192.0.2.11]");
+    assert_eq!(s(&r, C::kind), Some("too_many_errors"));
+    assert_eq!(s(&r, C::client_host), Some("example.com"));
+}
+
+#[test]
+fn tls_established_with_and_without_a_level() {
+    let r = parsed("Jan 31 09:50:08 raptor postfix/smtpd[15802]: TLS connection established from stegosaurus.dinos.test[192.168.4.150]: TLSv1 with cipher DHE-RSA-AES256-SHA (256/256 bits)");
+    assert_eq!(s(&r, C::kind), Some("tls"));
+    assert_eq!(s(&r, C::tls_level), None);
+    assert_eq!(s(&r, C::client_ip), Some("192.168.4.150"));
+    assert_eq!(s(&r, C::tls_protocol), Some("TLSv1"));
+    let r = parsed("Jul 24 03:28:15 mail postfix/smtp[24052]: Verified TLS connection established to mx2.comcast.net[2001:558:fe21:2a::6]:25: TLSv1.2 with cipher ECDHE-RSA-AES256-GCM-SHA384 (256/256 bits)");
+    assert_eq!(s(&r, C::kind), Some("tls"));
+    assert_eq!(s(&r, C::tls_level), Some("Verified"));
+    assert_eq!(s(&r, C::relay_ip), Some("2001:558:fe21:2a::6"));
+    assert_eq!(i(&r, C::relay_port), Some(25));
+}
+
+#[test]
+fn remote_reply_before_the_delivery_status() {
+    let r = parsed("Nov 27 10:00:00 mx postfix/smtp[42]: ED59C3D: host mail2.example.com[1.74.253.23] said: 450 4.7.1 <user@example.com>: Recipient address rejected: Greylisted for 5 minutes (in reply to RCPT TO command)");
+    assert_eq!(s(&r, C::kind), Some("remote_reply"));
+    assert_eq!(s(&r, C::queue_id), Some("ED59C3D"));
+    assert_eq!(s(&r, C::relay_host), Some("mail2.example.com"));
+    assert_eq!(i(&r, C::smtp_code), Some(450));
+    assert_eq!(s(&r, C::enhanced_code), Some("4.7.1"));
+}
+
+#[test]
+fn dovecot_auth_and_other_services() {
+    let r = parsed("Jan 29 05:13:50 mail dovecot: auth: passwd-file(username,1.2.3.4): unknown user");
+    assert_eq!(s(&r, C::kind), Some("auth"));
+    assert_eq!(s(&r, C::mailbox_user), Some("username"));
+    assert_eq!(s(&r, C::client_ip), Some("1.2.3.4"));
+    let r = parsed("@400000004c91b044077a9e94 imap-login: Info: Aborted login (auth failed, 1 attempts): user=<martin@waschbuesch.de>, method=CRAM-MD5, rip=80.187.101.33, lip=80.254.129.240, TLS");
+    assert_eq!(s(&r, C::program), Some("dovecot"));
+    assert_eq!(s(&r, C::kind), Some("mailbox_auth_failed"));
+    let r = parsed("Aug 29 03:17:18 server dovecot: submission-login: Client has quit the connection (auth failed, 1 attempts in 2 secs): user=<user1>, method=LOGIN, rip=192.0.2.133, lip=0.0.0.0");
+    assert_eq!(s(&r, C::kind), Some("login"));
+    assert_eq!(s(&r, C::service), None);
+    let r = parsed("Dec  7 20:53:17 edge dovecot: master: Warning: Killed with signal 15 (by pid=1 uid=0 code=kill)");
+    assert_eq!(s(&r, C::kind), Some("warning"));
+}
+
+#[test]
+fn sendmail_refusals() {
+    let r = parsed("Feb 27 10:53:07 strange sm-mta[18001]: u9A0GtpL018001: rejecting commands from example.com [1.2.3.4] due to pre-greeting traffic after 6 seconds");
+    assert_eq!(s(&r, C::kind), Some("reject"));
+    assert_eq!(s(&r, C::client_host), Some("example.com"));
+    assert_eq!(s(&r, C::client_ip), Some("1.2.3.4"));
+    let r = parsed("Nov  3 11:35:30 Microsoft sendmail[26254]: rA37ZTSC026250: <arhipov@domain.com>... No such user here");
+    assert_eq!(s(&r, C::kind), Some("reject"));
+    assert_eq!(s(&r, C::recipient), Some("arhipov@domain.com"));
+    let r = parsed("Mar 29 22:51:46 server sm-mta[50438]: 06QDQnNf050438: example.com [IPv6:2001:DB8::1] did not issue MAIL/EXPN/VRFY/ETRN during connection to IPv6");
+    assert_eq!(s(&r, C::kind), Some("idle_connection"));
+    assert_eq!(s(&r, C::client_ip), Some("2001:DB8::1"));
+}
