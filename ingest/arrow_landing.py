@@ -350,6 +350,7 @@ def land(
     pending: deque[Future] = deque()
     pool = ThreadPoolExecutor(max_workers=WRITERS, thread_name_prefix="parquet-part")
     total = noise = quarantined = 0
+    unknown: list[int] = []  # line numbers of known programs' lines filed as `other`
     try:
         for seq, item in enumerate(prefetch(blocks)):
             final = part_path(d, table, file_id, f"{stem}-{seq:06d}.parquet")
@@ -357,9 +358,11 @@ def land(
             if hasattr(item, "write"):  # a compiled parser's block: it writes its own part
                 lines = item.lines
                 n_noise, n_q = _land_skipped(con, file_id, item.skipped() if item.rows < item.lines else [])
+                unknown += item.unknown()
                 job = (_write_block, tmp, final, item, int(file_id))
             else:
                 lines, n_noise, n_q, tb = _split_arrow_block(con, file_id, item, names)
+                unknown += _unknown_lines(tb)
                 job = (_write_part, tmp, final, tb)
                 del tb
             total += lines
@@ -389,4 +392,22 @@ def land(
         con.execute(f"insert into raw.parquet_files (file_id, table_name, path, all_columns) values {values}")
     if view:
         rebuild_view(con, table, ddl)
-    return LineCounts(total, total - noise - quarantined, noise, quarantined)
+    return LineCounts(
+        total, total - noise - quarantined, noise, quarantined, len(unknown), min(unknown, default=None)
+    )
+
+
+def _unknown_lines(tb: pa.Table) -> list[int]:
+    """Line numbers of an Arrow block's lines of a known program filed as kind `other` (the
+    crate decides which programs it knows)."""
+    if "kind" not in tb.schema.names or "program" not in tb.schema.names:
+        return []
+    import pyarrow as pa
+    import pyarrow.compute as pc
+    from mtabench_maillog import known_program
+
+    other = tb.filter(pc.equal(tb.column("kind"), "other"))
+    known = [p for p in pc.unique(other.column("program")).to_pylist() if p and known_program(p)]
+    if not known:
+        return []
+    return other.filter(pc.is_in(other.column("program"), pa.array(known))).column("line_no").to_pylist()

@@ -23,7 +23,7 @@ CORE_DDL = {
         size_bytes BIGINT, sha256 VARCHAR, format VARCHAR, parser_version VARCHAR,
         status VARCHAR NOT NULL, message VARCHAR, encoding VARCHAR,
         lines_total BIGINT, lines_parsed BIGINT, lines_noise BIGINT, lines_quarantined BIGINT,
-        ingested_at TIMESTAMP, mtime_ns BIGINT""",
+        ingested_at TIMESTAMP, mtime_ns BIGINT, lines_other_known BIGINT, first_other_known_line BIGINT""",
     "runs": """
         run_key VARCHAR PRIMARY KEY, run_id VARCHAR NOT NULL, source_kind VARCHAR, bundle VARCHAR,
         has_manifest BOOLEAN, manifest_error VARCHAR, inferred VARCHAR,
@@ -88,6 +88,9 @@ def ensure_schema(con) -> None:
     # the file's mtime when hashed (ns; NULL = unknown, so hashed once more): with size_bytes,
     # what lets the loader skip hashing an unchanged file (ingest/loader.py, known_sha)
     con.execute("alter table raw.files add column if not exists mtime_ns BIGINT")
+    # maillog lines of a known program the parser filed as `other` (shapes it misses)
+    for col in ("lines_other_known", "first_other_known_line"):
+        con.execute(f"alter table raw.files add column if not exists {col} BIGINT")
 
 
 def per_file_tables() -> list[str]:

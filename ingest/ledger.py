@@ -21,6 +21,10 @@ class LineCounts:
     parsed: int
     noise: int
     quarantined: int
+    # parsed lines of a program the parser knows whose shape it does not understand (kind
+    # `other`; maillog only, None for other formats) and the first of them
+    other_known: int | None = None
+    first_other_known: int | None = None
 
     def __post_init__(self) -> None:
         if self.parsed + self.noise + self.quarantined != self.total:

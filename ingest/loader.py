@@ -469,6 +469,7 @@ def _ingest_file(
         elif parser is not None:
             c = land_file(con, parser, fid, src, ctx, view=False)  # views: once, at the end
             counts = (c.total, c.parsed, c.noise, c.quarantined)
+            row["lines_other_known"], row["first_other_known_line"] = c.other_known, c.first_other_known
             status, msg = "loaded", note
             if c.quarantined:
                 msg = f"{c.quarantined} line(s) quarantined" + (f"; {note}" if note else "")

@@ -59,6 +59,10 @@ def _ingest(args, paths: Paths) -> tuple[int, set[str]]:
     _progress(
         f"  {len(report.runs)} runs, {len(report.files)} files, {len(errors)} file error(s); log: {log}"
     )
+    from mtabench.summary import landing_notes
+
+    for line in landing_notes(paths.db, archive):  # what was landed but not understood
+        _progress(f"  {line}")
     for run in report.runs:  # on stderr too, so the Airflow task log shows them as warnings
         for w in run.warnings:
             print(f"warning: run {run.run_key} -> {run.run_id}: {w}", file=sys.stderr, flush=True)
@@ -226,7 +230,7 @@ class _Laps:
 
 def _run(args, paths: Paths, warm) -> int:
     from mtabench.publish import publish
-    from mtabench.summary import notes, pick, render, summary_rows
+    from mtabench.summary import landing_notes, notes, pick, render, summary_rows
 
     laps = _Laps()
     rc, loaded = _ingest(args, paths)
@@ -266,7 +270,9 @@ def _run(args, paths: Paths, warm) -> int:
     _progress(render(shown))
     if left_out:
         _progress(f"... and {left_out:,} more runs (this run's first, then any not ok): select * from runs")
-    if run_notes := notes(built, {r["run_id"] for r in shown} if left_out else None):
+    run_notes = notes(built, {r["run_id"] for r in shown} if left_out else None)
+    run_notes += landing_notes(paths.db, Path(args.archive or REPO / "samples"))
+    if run_notes:
         _progress("\nnotes:\n" + "\n".join(f"  {n}" for n in run_notes))
     # the duckdb-cli package puts a `duckdb` binary in the project venv
     query = f"uv run duckdb -readonly {shlex.quote(str(readable))}"
@@ -292,6 +298,9 @@ def cmd_parse(args, paths: Paths) -> int:
     from ingest.value_fit import fit_ledger
 
     parser = get_parser(args.format)
+    if args.unknown and args.format != "maillog":
+        print("parse: --unknown applies to the maillog format only", file=sys.stderr)
+        return 2
     if args.file == "-":
         with tempfile.NamedTemporaryFile(delete=False, suffix=".stdin") as tmp:
             tmp.write(sys.stdin.buffer.read())
@@ -308,6 +317,8 @@ def cmd_parse(args, paths: Paths) -> int:
         # the same per-line decisions as ingest: bad values and misfits are quarantined
         ledger = parse_guarded(parser, lines, ParseContext(), where=str(path))
         fit_ledger(ledger, parser.tables)
+        if args.unknown:
+            return _print_unknown(ledger, lines)
         for line_no, text in lines:
             out = {
                 "line_no": line_no,
@@ -320,6 +331,21 @@ def cmd_parse(args, paths: Paths) -> int:
     finally:
         if args.file == "-":
             path.unlink()
+    return 0
+
+
+def _print_unknown(ledger, lines) -> int:
+    """`parse maillog --unknown`: the lines of known programs (Postfix, Dovecot, ...) the
+    parser filed as kind `other`, as `line_no: text`; their count on stderr."""
+    from mtabench_maillog import known_program
+
+    n = 0
+    for line_no, text in lines:
+        items = ledger.items.get(line_no, [])
+        if any(i.get("kind") == "other" and i.get("program") and known_program(i["program"]) for i in items):
+            print(f"{line_no}: {text.rstrip(chr(13) + chr(10))}")
+            n += 1
+    print(f"{n} line(s) of known programs not understood", file=sys.stderr)
     return 0
 
 
@@ -396,6 +422,11 @@ def build_parser() -> argparse.ArgumentParser:
     pp.add_argument("format")
     pp.add_argument("file")
     pp.add_argument("--text", action="store_true", help="include the line text")
+    pp.add_argument(
+        "--unknown",
+        action="store_true",
+        help="maillog: list only the lines of known programs the parser does not understand",
+    )
     pp.set_defaults(func=cmd_parse, db=None)
     record_command.add_parser(sub)
     return p

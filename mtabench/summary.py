@@ -110,3 +110,44 @@ def notes(db: Path, run_ids: set[str] | None = None) -> list[str]:
         if m := re.search(r"run_id '[^']*' already used .* is renamed \S+", inferred or ""):
             out.append(f"{run_id}: {m.group(0)}")
     return out
+
+
+def landing_notes(db: Path, archive: Path | None = None) -> list[str]:
+    """What the landing did not understand, named so it can be looked at: every file whose
+    format was not recognised (recorded, not parsed), and the maillog lines of known programs
+    (Postfix, Dovecot, ...) the parser filed as `other`, per file with the first such line.
+    `archive`: where the files' paths are relative to (named in the listing command)."""
+    with duckdb.connect(str(db), read_only=True) as con:
+        cols = {
+            r[0]
+            for r in con.execute(
+                "select column_name from information_schema.columns "
+                "where table_schema = 'raw' and table_name = 'files'"
+            ).fetchall()
+        }
+        unknown_files = [
+            r[0]
+            for r in con.execute(
+                "select path from raw.files where status = 'unknown' order by path"
+            ).fetchall()
+        ]
+        other = []
+        if "lines_other_known" in cols:
+            other = con.execute(
+                "select path, lines_other_known, first_other_known_line from raw.files "
+                "where format = 'maillog' and lines_other_known > 0 order by path"
+            ).fetchall()
+    out = []
+    where = (lambda p: str(archive / p)) if archive is not None else str
+    if unknown_files:
+        out.append(f"{len(unknown_files)} file(s) not recognised (recorded, not parsed):")
+        out += [f"  {where(p)}" for p in unknown_files]
+    if other:
+        n = sum(r[1] for r in other)
+        first = other[0]
+        out.append(
+            f"maillog: {n:,} line(s) of known programs not understood in {len(other)} file(s) "
+            f"(first: {where(first[0])} line {first[2]}); list them: mtabench parse maillog --unknown FILE"
+        )
+        out += [f"  {where(p)}: {k:,} line(s), first at line {ln}" for p, k, ln in other]
+    return out

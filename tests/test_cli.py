@@ -88,3 +88,40 @@ def test_ingest_new_scans_then_ingests_only_what_is_new(tmp_path):
     assert set(scans.values()) == {"unchanged"} and not outcomes
     assert "nothing new" in out
     assert (hashlib.sha256(db.read_bytes()).hexdigest(), db.stat().st_mtime_ns) == landed
+
+
+def test_ingest_names_unrecognised_files_and_lines_not_understood(tmp_path):
+    """`mtabench ingest` says what it landed without understanding: every file of no known
+    format by name, and the maillog lines of known programs the parser filed as `other`
+    (counted in raw.files, first line named, listed by `parse maillog --unknown`)."""
+    archive, data = tmp_path / "archive", tmp_path / "data"
+    run = archive / "r1"
+    run.mkdir(parents=True)
+    (run / "maillog").write_text(
+        "Nov 27 10:00:00 mx postfix/smtpd[42]: connect from unknown[192.0.2.1]\n"
+        "Nov 27 10:00:01 mx postfix/smtpd[42]: a shape postfix never logged\n"
+        "Nov 27 10:00:02 mx CRON[43]: (root) CMD (true)\n"
+        "Nov 27 10:00:03 mx dovecot: imap(u)<1><s>: something new\n"
+        "Nov 27 10:00:04 mx postfix/smtpd[42]: disconnect from unknown[192.0.2.1] ehlo=1 quit=1 commands=2\n"
+    )
+    names = ["notes.dat", "scope-capture.bin"]
+    for n in names:
+        (run / n).write_text("nothing any parser of this project reads\n" * 3)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MTABENCH")} | {"MTABENCH_DATA": str(data)}
+    out = subprocess.run(
+        [*MTABENCH, "ingest", str(archive)], env=env, capture_output=True, text=True, check=True
+    ).stdout
+    assert "2 file(s) not recognised (recorded, not parsed):" in out
+    for n in names:
+        assert f"  {run / n}\n" in out
+    assert (
+        "maillog: 2 line(s) of known programs not understood in 1 file(s) "
+        f"(first: {run / 'maillog'} line 2); list them: mtabench parse maillog --unknown FILE"
+    ) in out
+    import duckdb
+
+    with duckdb.connect(str(data / "mtabench.duckdb"), read_only=True) as con:
+        got = con.execute(
+            "select path, lines_other_known, first_other_known_line from raw.files where format = 'maillog'"
+        ).fetchall()
+    assert got == [("r1/maillog", 2, 2)]

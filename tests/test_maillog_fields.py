@@ -278,7 +278,7 @@ CASES = [
     ),
     (
         "Nov 24 12:00:01 mx pop3d: Connection, ip=[::ffff:127.0.0.1]",
-        {"kind": "other", "service": "pop3", "mailbox_user": None, "client_ip": "127.0.0.1"},
+        {"kind": "mailbox_connect", "service": "pop3", "mailbox_user": None, "client_ip": "127.0.0.1"},
     ),
 ]
 

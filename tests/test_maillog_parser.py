@@ -271,8 +271,15 @@ def test_postlogd_zero_padded_day(con, tmp_path):
 def test_sendmail_fields(con):
     land(con, FIX / "sendmail.log", year=2026)
     r = rows(con)
-    assert [x["kind"] for x in r] == ["from", "delivery", "reject", "delivery", "other"]
-    f, d, j, df, _ = r
+    assert [x["kind"] for x in r] == ["from", "delivery", "reject", "delivery", "tls"]
+    f, d, j, df, tls = r
+    # `STARTTLS=client, relay=mail.example.com., version=TLSv1.3, verify=FAIL, cipher=..., bits=256/256`
+    assert (tls["relay_host"], tls["tls_protocol"], tls["tls_level"], tls["tls_bits"]) == (
+        "mail.example.com.",
+        "TLSv1.3",
+        "FAIL",
+        256,
+    )
     assert (f["program"], f["queue_id"], f["sender"], f["size"], f["nrcpt"], f["proto"]) == (
         "sendmail",
         "rA37ZTSC026254",

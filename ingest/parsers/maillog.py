@@ -194,8 +194,10 @@ def file_batches(path: Path, name: str, ctx: ParseContext, threads: int = 0, arr
 
 class MaillogParser(Parser):
     format = "maillog"
-    # 2.1: Courier POP3/IMAP lines, Dovecot IMAP fetch counters; 2.2: parts with every column
-    version = "2.2.0"
+    # 2.1: Courier POP3/IMAP lines, Dovecot IMAP fetch counters; 2.2: parts with every column;
+    # 2.3: real-lines corpus shapes (bare `to=` addresses, `tls=` in deliveries, hyphenated
+    # statuses, Dovecot 1.x and prefix-less sessions, ...), known programs' `other` lines counted
+    version = "2.3.0"
     tables = {"maillog": COLUMNS}
     # computed from a file's landed lines by the ingest's derive step (ingest/derive.py)
     derived_tables = {

@@ -11,10 +11,12 @@ pub mod parse;
 mod postfix;
 pub mod pq;
 pub mod scan;
+#[cfg(test)]
+mod shape_tests;
 pub mod time;
 
 use cols::{Row, Table, Ty, C, COLUMNS};
-use parse::{parse_line, Ctx};
+use parse::{is_unknown, parse_line, Ctx};
 use pyo3::prelude::*;
 use pyo3::types::{PyList, PyTuple};
 use std::sync::Arc;
@@ -26,6 +28,8 @@ pub struct Chunk {
     pub table: Table,
     pub months: Vec<u8>,
     pub skip: Vec<u32>,
+    /// rows of a known program filed as kind `other` (ascending)
+    pub unknown: Vec<u32>,
     pub data: Arc<Vec<u8>>,
     pub start: usize,
     pub end: usize,
@@ -52,6 +56,7 @@ pub struct Parsed {
     pub table: Table,
     pub months: Vec<u8>,
     pub skip: Vec<u32>,
+    pub unknown: Vec<u32>,
 }
 
 /// Noise (`__noise`) and quarantine (`__quarantine`) rows carry a kind starting with `__`.
@@ -68,6 +73,7 @@ pub fn parse_chunk(data: &[u8], ctx: &Ctx) -> Parsed {
     let mut table = Table::new(n_est);
     let mut months = Vec::with_capacity(n_est);
     let mut skip = Vec::new();
+    let mut unknown = Vec::new();
     let mut start = 0usize;
     let mut line_no = 0i64;
     // one check for the whole chunk (the usual case) instead of one per line: a chunk that
@@ -88,6 +94,8 @@ pub fn parse_chunk(data: &[u8], ctx: &Ctx) -> Parsed {
             months.push(parse_line(line, false, ctx, &mut row));
             if is_skipped(&row) {
                 skip.push(table.len as u32);
+            } else if is_unknown(&row) {
+                unknown.push(table.len as u32);
             }
             table.push(&row, data, &[]);
             continue;
@@ -97,6 +105,8 @@ pub fn parse_chunk(data: &[u8], ctx: &Ctx) -> Parsed {
                 m = parse_line(line, false, ctx, &mut row);
                 if is_skipped(&row) {
                     skip.push(table.len as u32);
+                } else if is_unknown(&row) {
+                    unknown.push(table.len as u32);
                 }
                 table.push(&row, data, &[]);
             }
@@ -107,6 +117,8 @@ pub fn parse_chunk(data: &[u8], ctx: &Ctx) -> Parsed {
                 m = parse_line(fixed.as_bytes(), false, ctx, &mut row2);
                 if is_skipped(&row2) {
                     skip.push(table.len as u32);
+                } else if is_unknown(&row2) {
+                    unknown.push(table.len as u32);
                 }
                 table.push(&row2, data, fixed.as_bytes());
             }
@@ -117,6 +129,8 @@ pub fn parse_chunk(data: &[u8], ctx: &Ctx) -> Parsed {
                 m = parse_line(fixed.as_bytes(), true, ctx, &mut row2);
                 if is_skipped(&row2) {
                     skip.push(table.len as u32);
+                } else if is_unknown(&row2) {
+                    unknown.push(table.len as u32);
                 }
                 table.push(&row2, data, fixed.as_bytes());
             }
@@ -124,7 +138,7 @@ pub fn parse_chunk(data: &[u8], ctx: &Ctx) -> Parsed {
         months.push(m);
     }
     table.finish();
-    Parsed { table, months, skip }
+    Parsed { table, months, skip, unknown }
 }
 
 /// Year roll-over state of one file, carried across chunks and blocks: a January run
@@ -210,7 +224,15 @@ pub fn parse_block(data: Arc<Vec<u8>>, ctx: &Ctx, years: &mut Years, first_line_
     let mut chunks: Vec<Chunk> = parsed
         .into_iter()
         .zip(pieces)
-        .map(|(p, (start, end))| Chunk { table: p.table, months: p.months, skip: p.skip, data: data.clone(), start, end })
+        .map(|(p, (start, end))| Chunk {
+            table: p.table,
+            months: p.months,
+            skip: p.skip,
+            unknown: p.unknown,
+            data: data.clone(),
+            start,
+            end,
+        })
         .collect();
     let mut base = first_line_no - 1;
     for c in &mut chunks {
@@ -466,6 +488,17 @@ impl Block {
         out
     }
 
+    /// Line numbers of the lines of a known program the parser filed as kind `other`
+    /// (shapes it does not understand; `parse::known_program`).
+    fn unknown(&self) -> Vec<i64> {
+        let mut out = Vec::new();
+        for c in &self.chunks {
+            let line_no = &c.table.cols[C::line_no as usize]; // set on every row
+            out.extend(c.unknown.iter().map(|&r| line_no.fixed(r as usize)));
+        }
+        out
+    }
+
     /// Write the rows as a Parquet file at `path` (GIL released); returns the rows written.
     /// `all_columns`: write null columns too (a folder of parts with one schema).
     #[pyo3(signature = (path, file_id, all_columns=false))]
@@ -484,6 +517,13 @@ fn chunks_to_py<'py>(py: Python<'py>, chunks: Vec<Chunk>) -> PyResult<Bound<'py,
     Ok(out)
 }
 
+/// Whether `program` (a syslog tag's program) is one whose lines the parser is meant to
+/// understand: its `other` lines are shapes the parser misses.
+#[pyfunction]
+fn known_program(program: &str) -> bool {
+    parse::known_program(program.as_bytes())
+}
+
 /// The output columns: [(name, arrow type name)].
 #[pyfunction]
 fn columns() -> Vec<(&'static str, &'static str)> {
@@ -496,5 +536,6 @@ fn mtabench_maillog(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<Buf>()?;
     m.add_class::<Block>()?;
     m.add_function(wrap_pyfunction!(columns, m)?)?;
+    m.add_function(wrap_pyfunction!(known_program, m)?)?;
     Ok(())
 }

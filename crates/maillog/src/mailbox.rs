@@ -6,7 +6,7 @@
 //! `LOGOUT, user=u, ip=[...], port=[...], top=0, retr=496, rcvd=32, sent=672, time=0, stls=1`
 //! `LOGOUT, user=u, ip=[...], headers=0, body=0, rcvd=635, sent=1872, time=4477, starttls=1`
 //! `LOGIN FAILED, user=u, ip=[...]`, `DISCONNECTED, user=u, ...`, `TIMEOUT, user=u, ...`,
-//! `Connection, ip=[...]` (kind `other`).
+//! `Connection, ip=[...]` (kind `mailbox_connect`: a connection before any login).
 //!
 //! Courier counts bytes, not messages: pop3d's `top`/`retr` and imapd's `headers`/`body` are
 //! the bytes sent for TOP/RETR (header/body fetches), so they fill `top_bytes`/`retr_bytes` and
@@ -47,6 +47,8 @@ pub fn courier<'a>(row: &mut Row<'a>, svc: &'static [u8], m: &'a [u8]) {
         b"mailbox_logout"
     } else if m.starts_with(b"DISCONNECTED,") || m.starts_with(b"TIMEOUT,") || m.starts_with(b"Disconnected,") {
         b"mailbox_disconnect"
+    } else if m.starts_with(b"Connection,") {
+        b"mailbox_connect"
     } else {
         b"other"
     };

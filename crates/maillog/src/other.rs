@@ -179,6 +179,49 @@ pub fn sendmail<'a>(row: &mut Row<'a>, b: &'a [u8]) {
             }
             s += i + 1;
         }
+    } else if let Some(side) = b.strip_prefix(b"STARTTLS=") {
+        // `STARTTLS=client, relay=mx., version=TLSv1.3, verify=FAIL, cipher=X, bits=256/256`
+        row.s(C::kind, b"tls");
+        let relay = until_after(b, b", relay=", b',').and_then(nonempty);
+        let (h, i, p) = if side.starts_with(b"client") {
+            (C::relay_host, C::relay_ip, C::relay_port)
+        } else {
+            (C::client_host, C::client_ip, C::client_port)
+        };
+        if let Some(r) = relay {
+            split_host(row, r, h, i, p);
+        }
+        row.so(C::tls_protocol, until_after(b, b", version=", b',').and_then(nonempty));
+        row.so(C::tls_level, until_after(b, b", verify=", b',').and_then(nonempty));
+        row.so(C::tls_cipher, until_after(b, b", cipher=", b',').and_then(nonempty));
+        row.i(C::tls_bits, digits_after(b, b", bits=").and_then(to_i32));
+    } else if let Some(r) = b.strip_prefix(b"rejecting commands from ") {
+        // greet_pause: `rejecting commands from host [ip] due to pre-greeting traffic after N seconds`
+        row.s(C::kind, b"reject");
+        row.s(C::reject_action, b"reject");
+        row.s(C::reject_stage, b"CONNECT");
+        sm_client(row, r.strip_prefix(b" ").unwrap_or(r));
+        row.so(C::reason, find(r, b" due to ").map(|p| &r[p + 8..]).and_then(nonempty));
+    } else if b.ends_with(b" [rejected]") && find(b, b"]: ").is_some() {
+        // `host [ip]: EXPN root [rejected]`, `[ip]: vrfy info [rejected]`
+        row.s(C::kind, b"reject");
+        row.s(C::reject_action, b"reject");
+        sm_client(row, b);
+        let cmd = &b[find(b, b"]: ").unwrap() + 3..];
+        let verb = upto(cmd, b' ');
+        row.s(C::reject_stage, verb);
+    } else if b.starts_with(b"<") && find(b, b">... ").is_some() {
+        // a recipient refused: `<user@domain>... No such user here`, `<u@d>... User unknown`
+        row.s(C::kind, b"reject");
+        row.s(C::reject_action, b"reject");
+        row.s(C::reject_stage, b"RCPT");
+        let e = find(b, b">... ").unwrap();
+        row.so(C::recipient, nonempty(&b[1..e]));
+        row.so(C::reason, nonempty(&b[e + 5..]));
+    } else if find(b, b" did not issue MAIL/EXPN/VRFY/ETRN during connection to ").is_some() {
+        // a client that connected and left without a transaction
+        row.s(C::kind, b"idle_connection");
+        sm_client(row, b);
     } else if b.starts_with(b"SYSERR") {
         row.s(C::kind, b"error");
         row.s(C::severity, b"error");
@@ -186,6 +229,18 @@ pub fn sendmail<'a>(row: &mut Row<'a>, b: &'a [u8]) {
     } else {
         row.s(C::kind, b"other");
     }
+}
+
+/// Sendmail's client `host [ip]` or `[ip]` at the start of `r` (`(may be forged)` after the host allowed).
+fn sm_client<'a>(row: &mut Row<'a>, r: &'a [u8]) {
+    let Some(lb) = find_byte(r, b'[') else { return };
+    let Some(rb) = find_byte(&r[lb..], b']').map(|i| i + lb) else { return };
+    let host = trim_ascii_ws(upto(&r[..lb], b' '));
+    row.so(C::client_host, nonempty(host));
+    let ip = &r[lb + 1..rb];
+    let ip = if ip.len() > 5 && ip[..5].eq_ignore_ascii_case(b"ipv6:") { &ip[5..] } else { ip };
+    row.so(C::client_ip, nonempty(ip));
+    row.s(C::client, &r[..rb + 1]);
 }
 
 /// `\d\.\d{1,3}\.\d{1,3}` greedy (no lookahead), its length.
@@ -548,20 +603,77 @@ pub fn qmail<'a>(row: &mut Row<'a>, m: &'a [u8]) {
     }
 }
 
+/// Dovecot's processes other than the POP3/IMAP sessions: authentication (`auth`,
+/// `auth-worker(N)`, `dovecot-auth`), local delivery (`lda(u)`, `deliver(u)`, `lmtp(u)`),
+/// the logins of its other services (`managesieve-login`, `submission-login`), and any
+/// process's `Warning:`/`Error:`/`Fatal:`/`Panic:` lines.
+fn dovecot_process<'a>(row: &mut Row<'a>, m: &'a [u8]) {
+    let name = &m[..run(m, |c| c.is_ascii_alphanumeric() || c == b'-' || c == b'_')];
+    // `name(...)<...>: ` or `name: `, then an optional level
+    let rest = find(m, b": ").map(|p| &m[p + 2..]).unwrap_or(b"");
+    for (lvl, kind) in [(b"Warning: ".as_slice(), b"warning".as_slice()), (b"Error: ", b"error"), (b"Fatal: ", b"fatal"), (b"Panic: ", b"panic")] {
+        if let Some(d) = rest.strip_prefix(lvl) {
+            row.s(C::kind, kind);
+            row.s(C::severity, kind);
+            row.s(C::detail, d);
+            return;
+        }
+    }
+    if name.starts_with(b"auth") || name == b"dovecot-auth" {
+        // `auth-worker(1): pam(user,1.2.3.4,<session>): unknown user`, `auth: passwd-file(user,ip): ...`
+        row.s(C::kind, b"auth");
+        let who = ["pam(", "passwd-file(", "sql(", "ldap(", "checkpassword(", "static("]
+            .iter()
+            .find_map(|lit| each_after(m, lit.as_bytes(), |r| find_byte(r, b')').map(|e| &r[..e])));
+        if let Some(w) = who {
+            let mut parts = w.split(|&c| c == b',');
+            row.so(C::mailbox_user, parts.next().and_then(nonempty));
+            row.so(C::client_ip, parts.next().and_then(nonempty));
+        }
+    } else if matches!(name, b"lda" | b"deliver" | b"lmtp") {
+        row.s(C::kind, b"local_delivery");
+        row.so(C::mailbox_user, m[name.len()..].strip_prefix(b"(").and_then(|r| find_byte(r, b')').map(|e| &r[..e])).and_then(nonempty));
+        row.so(C::message_id, angle_after(m, b"msgid=<").and_then(nonempty));
+    } else if matches!(name, b"master" | b"anvil" | b"log" | b"config" | b"stats") {
+        row.s(C::kind, b"master");
+    } else if name.ends_with(b"-login") && m[name.len()..].starts_with(b": ") {
+        row.s(C::kind, b"login");
+        row.so(C::mailbox_user, angle_after(m, b"user=<").and_then(nonempty));
+        row.so(C::client_ip, until_after(m, b"rip=", b',').and_then(nonempty));
+        row.so(C::session_id, angle_after(m, b"session=<").and_then(nonempty));
+    }
+}
+
+/// A message of Dovecot's own log file (`log_path`, no syslog tag) that another stamp made
+/// look like Exim's or qmail's: it starts with a Dovecot process name.
+pub fn dovecot_shaped(m: &[u8]) -> bool {
+    let name = &m[..run(m, |c| c.is_ascii_alphanumeric() || c == b'-')];
+    let after = &m[name.len()..];
+    let named = name.ends_with(b"-login") || name.starts_with(b"auth") || name == b"dovecot-auth";
+    let session = matches!(name, b"pop3" | b"imap" | b"lda" | b"lmtp");
+    (named && (after.starts_with(b": ") || after.starts_with(b"("))) || (session && after.starts_with(b"("))
+}
+
 /// Dovecot POP3/IMAP: logins, logouts with their counters, auth failures, disconnects.
 pub fn dovecot<'a>(row: &mut Row<'a>, m: &'a [u8]) {
     row.s(C::kind, b"other");
     // `pop3-login: Login: user=<u>, method=PLAIN, rip=1.2.3.4, lip=..., mpid=1, secured, session=<id>`
     // `pop3(u)<pid><session>: Disconnected: Logged out top=0/0, retr=5/16511, del=5/44, size=133287`
     // `imap(u)<pid><session>: Logged out in=123 out=456 ...`
-    let svc_end = run(m, |c| c.is_ascii_lowercase() || c.is_ascii_digit());
-    let svc = &m[..svc_end];
-    if svc != b"pop3" && svc != b"imap" {
-        return;
-    }
+    // `pop3: Disconnected: Logged out top=0/0, ...` (2.3 with a log prefix that names no user)
+    // `POP3(u): Disconnected: Logged out ...`, `IMAP(u): Disconnected in IDLE bytes=1/2` (1.x)
+    let m = m.strip_prefix(b"dovecot: ").unwrap_or(m); // a syslog tag repeated by Dovecot's own prefix
+    let svc_end = run(m, |c| c.is_ascii_alphanumeric());
+    let svc: &'static [u8] = match &m[..svc_end] {
+        x if x.eq_ignore_ascii_case(b"pop3") => b"pop3",
+        x if x.eq_ignore_ascii_case(b"imap") => b"imap",
+        _ => return dovecot_process(row, m),
+    };
     let r = &m[svc_end..];
     if let Some(r) = r.strip_prefix(b"-login: ") {
         row.s(C::service, svc);
+        let r = r.strip_prefix(b"Info: ").unwrap_or(r); // a log_path of its own adds the level
+        let failed = find(r, b"(auth failed").is_some();
         let body;
         if let Some(x) = r.strip_prefix(b"Login: ") {
             row.s(C::kind, b"mailbox_login");
@@ -569,9 +681,10 @@ pub fn dovecot<'a>(row: &mut Row<'a>, m: &'a [u8]) {
         } else if let Some(x) = r.strip_prefix(b"Aborted login") {
             row.s(C::kind, b"mailbox_auth_failed");
             body = x;
-        } else if let Some(x) = r.strip_prefix(b"Disconnected") {
-            row.s(C::kind, if find(x, b"auth failed").is_some() { b"mailbox_auth_failed" } else { b"mailbox_disconnect" });
-            body = x;
+        } else if r.starts_with(b"Disconnected") || r.starts_with(b"Login aborted") || r.starts_with(b"Maximum number of connections") {
+            // a pre-login connection that ended (2.4 says `Login aborted`), or was refused
+            row.s(C::kind, if failed { b"mailbox_auth_failed" } else { b"mailbox_disconnect" });
+            body = r;
         } else {
             body = r;
         }
@@ -580,22 +693,26 @@ pub fn dovecot<'a>(row: &mut Row<'a>, m: &'a [u8]) {
         row.so(C::session_id, angle_after(body, b"session=<").and_then(nonempty));
         return;
     }
-    // svc(user)<pid><session>: ...
-    let Some(r) = r.strip_prefix(b"(") else { return };
-    let Some(e) = find(r, b")") else { return };
-    row.s(C::service, svc);
-    row.so(C::mailbox_user, nonempty(&r[..e]));
-    let mut t = &r[e + 1..];
-    let mut angles = Vec::new();
-    while let Some(x) = t.strip_prefix(b"<") {
-        let Some(c) = find_byte(x, b'>') else { break };
-        angles.push(&x[..c]);
-        t = &x[c + 1..];
-    }
-    if let Some(s) = angles.get(1) {
-        row.s(C::session_id, s);
+    // svc(user)<pid><session>: ... or svc: ...
+    let mut t = r;
+    if let Some(r) = r.strip_prefix(b"(") {
+        let Some(e) = find(r, b")") else { return };
+        row.s(C::service, svc);
+        row.so(C::mailbox_user, nonempty(&r[..e]));
+        t = &r[e + 1..];
+        let mut angles = Vec::new();
+        while let Some(x) = t.strip_prefix(b"<") {
+            let Some(c) = find_byte(x, b'>') else { break };
+            angles.push(&x[..c]);
+            t = &x[c + 1..];
+        }
+        if let Some(s) = angles.get(1) {
+            row.s(C::session_id, s);
+        }
     }
     let Some(t) = t.strip_prefix(b": ") else { return };
+    row.s(C::service, svc);
+    let t = t.strip_prefix(b"Info: ").unwrap_or(t);
     let pair = |lit: &[u8]| -> (Option<i64>, Option<i64>) {
         match until_after(t, lit, b',') {
             Some(v) => {
@@ -608,7 +725,7 @@ pub fn dovecot<'a>(row: &mut Row<'a>, m: &'a [u8]) {
             None => (None, None),
         }
     };
-    if find(t, b"Logged out").is_some() || t.starts_with(b"Disconnected") {
+    if find(t, b"Logged out").is_some() || t.starts_with(b"Disconnected") || t.starts_with(b"Connection closed") {
         let logout = find(t, b"Logged out").is_some();
         row.s(C::kind, if logout { b"mailbox_logout" } else { b"mailbox_disconnect" });
         let (a, b) = pair(b"top=");
@@ -623,6 +740,11 @@ pub fn dovecot<'a>(row: &mut Row<'a>, m: &'a [u8]) {
         row.i(C::mbox_size, pair(b"size=").0);
         row.i(C::bytes_in, pair(b" in=").0);
         row.i(C::bytes_out, pair(b" out=").0);
+        if let (Some(i), o) = pair(b" bytes=") {
+            // 1.x imap: `bytes=in/out`
+            row.i(C::bytes_in, Some(i));
+            row.i(C::bytes_out, o);
+        }
         if svc == b"imap" {
             // imap_logout_format (2.3 default): `in=.. out=.. deleted=.. expunged=.. trashed=..
             // hdr_count=.. hdr_bytes=.. body_count=.. body_bytes=..`: header fetches are IMAP's TOP,

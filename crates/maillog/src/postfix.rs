@@ -15,7 +15,7 @@ const REJECT_ACTIONS: &[&[u8]] = &[
 ];
 
 fn kind_of(prog: &[u8], b: &[u8], has_qid: bool, has_q: bool) -> &'static [u8] {
-    if b.starts_with(b"to=<") && find(b, b", status=").is_some() {
+    if b.starts_with(b"to=") && find(b, b", status=").is_some() {
         return b"delivery";
     }
     if b.starts_with(b"connect from ") {
@@ -37,7 +37,8 @@ fn kind_of(prog: &[u8], b: &[u8], has_qid: bool, has_q: bool) -> &'static [u8] {
         if find(b, b", size=").is_some() {
             return b"qmgr_from";
         }
-        if find(b, b", status=expired").is_some() {
+        // `status=expired, returned to sender`; `force-expired` after `postsuper -e` (3.7+)
+        if find(b, b", status=expired").is_some() || find(b, b", status=force-expired").is_some() {
             return b"expired";
         }
     }
@@ -90,12 +91,18 @@ fn kind_of(prog: &[u8], b: &[u8], has_qid: bool, has_q: bool) -> &'static [u8] {
     if b.starts_with(b"connect to ") {
         return b"connect_error";
     }
+    if let Some(k) = notice_kind(prog, b) {
+        return k;
+    }
     for (suf, k) in [
         (b"/master".as_slice(), b"master".as_slice()),
         (b"/anvil", b"anvil"),
         (b"/postscreen", b"postscreen"),
         (b"/scache", b"scache"),
         (b"/pickup", b"pickup"),
+        (b"/dnsblog", b"dnsblog"),
+        (b"/tlsproxy", b"tlsproxy"),
+        (b"/postsuper", b"postsuper"),
     ] {
         if prog.ends_with(suf) {
             return match k {
@@ -103,6 +110,9 @@ fn kind_of(prog: &[u8], b: &[u8], has_qid: bool, has_q: bool) -> &'static [u8] {
                 b"anvil" => b"anvil",
                 b"postscreen" => b"postscreen",
                 b"scache" => b"scache",
+                b"dnsblog" => b"dnsblog",
+                b"tlsproxy" => b"tlsproxy",
+                b"postsuper" => b"postsuper",
                 _ => b"pickup",
             };
         }
@@ -111,6 +121,73 @@ fn kind_of(prog: &[u8], b: &[u8], has_qid: bool, has_q: bool) -> &'static [u8] {
         return b"script";
     }
     b"other"
+}
+
+/// Access and header/body check actions other than reject, hold and discard (access(5),
+/// header_checks(5)): `filter: RCPT from ...`, `info: header Subject: ...`, `prepend: ...`,
+/// `milter-header-redirect: ...`, smtpd's before-queue filter verdict `proxy-accept: ...`.
+const CHECK_ACTIONS: &[&[u8]] =
+    &[b"filter", b"redirect", b"prepend", b"replace", b"info", b"proxy-accept", b"milter-header-redirect", b"milter-redirect"];
+
+/// The daemons' notices that are neither a message's event nor a warning: TLS set-up,
+/// SMTP protocol slips of a client, the remote's replies and failures on the smtp side,
+/// table and cache upkeep.
+fn notice_kind(prog: &[u8], b: &[u8]) -> Option<&'static [u8]> {
+    let head = upto(b, b':');
+    if b.len() > head.len() + 1 && b[head.len() + 1] == b' ' {
+        if CHECK_ACTIONS.contains(&head) {
+            return Some(b"check_action");
+        }
+        if head == b"proxy-reject" {
+            return Some(b"reject");
+        }
+    }
+    let k: &'static [u8] = if b.starts_with(b"improper command pipelining after ") {
+        b"pipelining"
+    } else if b.starts_with(b"too many errors after ") {
+        b"too_many_errors"
+    } else if b.starts_with(b"bare <LF> received after ") {
+        b"bare_lf"
+    } else if b.starts_with(b"setting up TLS connection ")
+        || b.starts_with(b"TLS connection established ")
+        || find(b, b" TLS connection established ").is_some_and(|p| !b[..p].contains(&b' '))
+    {
+        b"tls"
+    } else if b.starts_with(b"SSL_accept error from ") || b.starts_with(b"SSL_connect error to ") || b.starts_with(b"certificate verification failed for ") {
+        b"tls_error"
+    } else if b.starts_with(b"host ") && (find(b, b" said: ").is_some() || find(b, b" refused to talk to me: ").is_some()) {
+        b"remote_reply"
+    } else if b.starts_with(b"SASL authentication failed; server ") {
+        b"sasl_failed"
+    } else if b.starts_with(b"lost connection with ") || (b.starts_with(b"conversation with ") && find(b, b" timed out ").is_some()) {
+        b"conversation_error"
+    } else if b.starts_with(b"enabling PIX workarounds: ") {
+        b"pix_workaround"
+    } else if b.starts_with(b"discarding EHLO keywords: ") {
+        b"ehlo_discard"
+    } else if b.starts_with(b"table ") && b.ends_with(b" has changed -- restarting") {
+        b"table_changed"
+    } else if b.starts_with(b"cache ") && find(b, b" cleanup: ").is_some() {
+        b"cache_cleanup"
+    } else if b.starts_with(b"skipped, still being delivered") {
+        b"skipped"
+    } else if prog.ends_with(b"/postsuper") {
+        b"postsuper"
+    } else {
+        return None;
+    };
+    Some(k)
+}
+
+/// The remote named in an smtp-side notice: `host X[ip] said: ...`, `... with X[ip] while
+/// ...`, `... to X[ip]:port: ...`, `... for X[ip]:port: ...`, `server X[ip] said: ...`.
+fn remote_in_notice(b: &[u8]) -> Option<&[u8]> {
+    for lit in [b"host ".as_slice(), b" with ", b" to ", b" for ", b"server "] {
+        if let Some(h) = each_after(b, lit, |r| first_bracket_host(r).filter(|h| r.starts_with(h) && is_ip_in_brackets(h))) {
+            return Some(h);
+        }
+    }
+    None
 }
 
 /// `^[a-z_-]+: (?:header|body|END-OF-MESSAGE) `
@@ -137,7 +214,8 @@ pub fn parse<'a>(row: &mut Row<'a>, prog: &'a [u8], b: &'a [u8], has_qid: bool, 
         b"message_id" => {
             let mid = find(b, b"message-id=").unwrap() + 11;
             let aux = if b.get(mid) == Some(&b'<') { &b[mid + 1..] } else { &b[mid..] };
-            row.so(C::message_id, nonempty(upto(aux, b'>')));
+            // `message-id=<>` (and a bare `message-id=`) is an empty id, not a missing one
+            row.s(C::message_id, upto(aux, b'>'));
         }
         b"connect" => row.s(C::client, &b[13..]),
         b"disconnect" => {
@@ -161,8 +239,12 @@ pub fn parse<'a>(row: &mut Row<'a>, prog: &'a [u8], b: &'a [u8], has_qid: bool, 
         }
         b"expired" => {
             row.so(C::sender, b.strip_prefix(b"from=<").and_then(|r| find_byte(r, b'>').map(|i| &r[..i])).and_then(nonempty));
-            row.s(C::status, b"expired");
-            row.so(C::status_text, each_after(b, b"status=expired, ", |r| Some(r)).and_then(nonempty));
+            if let Some(p) = find(b, b", status=") {
+                let r = &b[p + 9..];
+                let n = run(r, |c| c.is_ascii_alphabetic() || c == b'-');
+                row.so(C::status, nonempty(&r[..n]));
+                row.so(C::status_text, r[n..].strip_prefix(b", ").and_then(nonempty));
+            }
         }
         b"pickup" => {
             // (?:from|sender)=<([^>]*)>, leftmost of either
@@ -188,10 +270,38 @@ pub fn parse<'a>(row: &mut Row<'a>, prog: &'a [u8], b: &'a [u8], has_qid: bool, 
             row.s(C::detail, &b[7..]);
         }
         b"lost_connection" => lost(row, b, 22),
+        b"pipelining" => lost(row, b, 35),
+        b"too_many_errors" => lost(row, b, 22),
+        b"bare_lf" => lost(row, b, 25),
+        b"check_action" => reject(row, b),
+        b"remote_reply" | b"sasl_failed" | b"conversation_error" | b"pix_workaround" => {
+            if let Some(h) = remote_in_notice(b) {
+                split_host(row, h, C::relay_host, C::relay_ip, C::relay_port);
+            }
+            let t = each_after(b, b" said: ", Some).or_else(|| each_after(b, b" refused to talk to me: ", Some));
+            if let Some(t) = t {
+                reply_in_text(row, t);
+            }
+        }
+        b"tls_error" => {
+            if let Some(h) = remote_in_notice(b) {
+                split_host(row, h, C::relay_host, C::relay_ip, C::relay_port);
+            }
+            if let Some(h) = each_after(b, b" error from ", |r| first_bracket_host(r).filter(|h| r.starts_with(h))) {
+                split_host(row, h, C::client_host, C::client_ip, C::client_port);
+            }
+            if let Some(p) = memchr::memmem::rfind(b, b": ") {
+                row.so(C::detail, nonempty(&b[p + 2..]));
+            }
+        }
         b"timeout" => lost(row, b, 14),
         b"connect_error" => {
             let r = &b[11..];
-            let c = find_byte(r, b':');
+            // the ':' after `host[ip]` (an IPv6 address holds colons of its own)
+            let c = match (find_byte(r, b'['), find(r, b"]:")) {
+                (Some(lb), Some(rb)) if lb < rb && find(&r[..lb], b": ").is_none() => Some(rb + 1),
+                _ => find_byte(r, b':'),
+            };
             let relay = c.and_then(|c| {
                 let after = &r[c..];
                 let n = run(&after[1..], is_digit);
@@ -254,110 +364,89 @@ fn find_angle_either(b: &[u8]) -> Option<&[u8]> {
     }
 }
 
-/// `^to=<([^>]*)>, (?:orig_to=<([^>]*)>, )?relay=([^,]*), (?:conn_use=(\d+), )?delay=([\d.]+),
-/// (?:delays=([\d.]+)/([\d.]+)/([\d.]+)/([\d.]+), )?(?:dsn=([\d.]+), )?status=([A-Za-z]+)(?: \((.*)\))?`
+/// `to=<a>, [orig_to=<b>, ]relay=R, [conn_use=N, ]delay=D, [delays=a/b/c/d, ][dsn=X, ]status=S[ (text)]`.
+/// Addresses may come without angle brackets (local(8) and pipe(8) of older Postfix), and
+/// fields this parser does not read (`tls=dane/requiretls` of Postfix 3.10, ...) may sit
+/// among them: every `key=value, ` pair before `status=` is read by its key.
 fn delivery<'a>(row: &mut Row<'a>, b: &'a [u8]) {
+    #[derive(Default)]
     struct D<'a> {
         to: &'a [u8],
         orig: Option<&'a [u8]>,
-        relay: &'a [u8],
+        relay: Option<&'a [u8]>,
         conn: Option<&'a [u8]>,
-        delay: &'a [u8],
+        delay: Option<&'a [u8]>,
         delays: Option<[&'a [u8]; 4]>,
         dsn: Option<&'a [u8]>,
         status: &'a [u8],
         text: Option<&'a [u8]>,
     }
+    /// An address value: `<a>` or a bare `a` up to `, `; (value, rest after `, `).
+    fn addr(r: &[u8]) -> Option<(&[u8], &[u8])> {
+        if let Some(x) = r.strip_prefix(b"<") {
+            let e = find_byte(x, b'>')?;
+            Some((&x[..e], x[e + 1..].strip_prefix(b", ")?))
+        } else {
+            let e = find(r, b", ")?;
+            Some((&r[..e], &r[e + 2..]))
+        }
+    }
+    fn num(x: &[u8]) -> Option<&[u8]> {
+        let n = run(x, |c| is_digit(c) || c == b'.');
+        (n > 0 && n == x.len()).then_some(x)
+    }
     fn m(b: &[u8]) -> Option<D<'_>> {
-        let r = b.strip_prefix(b"to=<")?;
-        let e = find_byte(r, b'>')?;
-        let to = &r[..e];
-        let mut r = r[e + 1..].strip_prefix(b", ")?;
-        let mut orig = None;
-        if let Some(o) = r.strip_prefix(b"orig_to=<") {
-            if let Some(e) = find_byte(o, b'>') {
-                if let Some(x) = o[e + 1..].strip_prefix(b", ") {
-                    orig = Some(&o[..e]);
-                    r = x;
-                }
-            }
-        }
-        let r2 = r.strip_prefix(b"relay=")?;
-        let e = find_byte(r2, b',')?;
-        let relay = &r2[..e];
-        let mut r = r2[e..].strip_prefix(b", ")?;
-        let mut conn = None;
-        if let Some(c) = r.strip_prefix(b"conn_use=") {
-            let n = run(c, is_digit);
-            if n > 0 {
-                if let Some(x) = c[n..].strip_prefix(b", ") {
-                    conn = Some(&c[..n]);
-                    r = x;
-                }
-            }
-        }
-        let d = r.strip_prefix(b"delay=")?;
-        let n = run(d, |c| is_digit(c) || c == b'.');
-        if n == 0 {
-            return None;
-        }
-        let delay = &d[..n];
-        let mut r = d[n..].strip_prefix(b", ")?;
-        let mut delays = None;
-        if let Some(mut x) = r.strip_prefix(b"delays=") {
-            let mut parts = [&b""[..]; 4];
-            let mut ok = true;
-            for (i, p) in parts.iter_mut().enumerate() {
-                let n = run(x, |c| is_digit(c) || c == b'.');
-                if n == 0 {
-                    ok = false;
-                    break;
-                }
-                *p = &x[..n];
-                let sep: &[u8] = if i < 3 { b"/" } else { b", " };
-                match x[n..].strip_prefix(sep) {
-                    Some(y) => x = y,
-                    None => {
-                        ok = false;
-                        break;
-                    }
-                }
-            }
-            if ok {
-                delays = Some(parts);
+        let (to, mut r) = addr(b.strip_prefix(b"to=")?)?;
+        let mut d = D { to, ..Default::default() };
+        if let Some(o) = r.strip_prefix(b"orig_to=") {
+            if let Some((v, x)) = addr(o) {
+                d.orig = Some(v);
                 r = x;
             }
         }
-        let mut dsn = None;
-        if let Some(x) = r.strip_prefix(b"dsn=") {
-            let n = run(x, |c| is_digit(c) || c == b'.');
-            if n > 0 {
-                if let Some(y) = x[n..].strip_prefix(b", ") {
-                    dsn = Some(&x[..n]);
-                    r = y;
+        loop {
+            if let Some(s) = r.strip_prefix(b"status=") {
+                let n = run(s, |c| c.is_ascii_alphabetic() || c == b'-');
+                if n == 0 {
+                    return None;
                 }
+                d.status = &s[..n];
+                if let Some(t) = s[n..].strip_prefix(b" (") {
+                    if let Some(e) = rfind_byte(t, b')') {
+                        d.text = Some(&t[..e]);
+                    }
+                }
+                return d.relay.and(d.delay).map(|_| d);
+            }
+            let eq = find_byte(r, b'=')?;
+            let (key, rest) = (&r[..eq], &r[eq + 1..]);
+            let e = find(rest, b", ")?;
+            let v = &rest[..e];
+            r = &rest[e + 2..];
+            match key {
+                b"relay" => d.relay = Some(v),
+                b"conn_use" => d.conn = Some(v).filter(|v| !v.is_empty() && v.iter().all(|&c| is_digit(c))),
+                b"delay" => d.delay = Some(num(v)?),
+                b"dsn" => d.dsn = num(v),
+                b"delays" => {
+                    let mut parts = [&b""[..]; 4];
+                    let mut it = v.split(|&c| c == b'/');
+                    for p in parts.iter_mut() {
+                        *p = it.next().and_then(num)?;
+                    }
+                    d.delays = it.next().is_none().then_some(parts);
+                }
+                _ => {} // a field this parser does not read
             }
         }
-        let s = r.strip_prefix(b"status=")?;
-        let n = run(s, |c| c.is_ascii_alphabetic());
-        if n == 0 {
-            return None;
-        }
-        let status = &s[..n];
-        let mut text = None;
-        if let Some(t) = s[n..].strip_prefix(b" (") {
-            if let Some(e) = rfind_byte(t, b')') {
-                text = Some(&t[..e]);
-            }
-        }
-        Some(D { to, orig, relay, conn, delay, delays, dsn, status, text })
     }
     let Some(d) = m(b) else { return };
     row.so(C::recipient, nonempty(d.to));
     row.so(C::orig_to, d.orig.and_then(nonempty));
-    row.so(C::relay, nonempty(d.relay));
+    let relay = d.relay.unwrap_or(b"");
+    row.so(C::relay, nonempty(relay));
     row.i(C::conn_use, d.conn.and_then(to_i32));
-    row.f(C::delay, to_f64(d.delay));
+    row.f(C::delay, d.delay.and_then(to_f64));
     if let Some(ds) = d.delays {
         row.f(C::delay_before_qmgr, to_f64(ds[0]));
         row.f(C::delay_in_qmgr, to_f64(ds[1]));
@@ -367,8 +456,8 @@ fn delivery<'a>(row: &mut Row<'a>, b: &'a [u8]) {
     row.so(C::dsn, d.dsn);
     row.s(C::status, d.status);
     row.so(C::status_text, d.text.and_then(nonempty));
-    if !d.relay.is_empty() {
-        split_host(row, d.relay, C::relay_host, C::relay_ip, C::relay_port);
+    if !relay.is_empty() {
+        split_host(row, relay, C::relay_host, C::relay_ip, C::relay_port);
     }
     if let Some(t) = d.text {
         reply_in_text(row, t);
@@ -521,9 +610,21 @@ fn first_bracket_host<'a>(t: &'a [u8]) -> Option<&'a [u8]> {
     let start = t[..lb].iter().rposition(|&c| c == b' ' || c == b'(').map_or(0, |i| i + 1);
     let mut end = rb + 1;
     if t.get(end) == Some(&b':') {
-        end += 1 + run(&t[end + 1..], is_digit);
+        let d = run(&t[end + 1..], is_digit);
+        if d > 0 {
+            end += 1 + d; // a port; a bare ':' ends the address
+        }
     }
     Some(&t[start..end])
+}
+
+/// `host[ip]...`: the bracket holds an address (hex digits, `.` and `:`, or `IPv6:...`).
+fn is_ip_in_brackets(h: &[u8]) -> bool {
+    let Some(lb) = find_byte(h, b'[') else { return false };
+    let Some(rb) = find_byte(&h[lb..], b']').map(|i| i + lb) else { return false };
+    let ip = &h[lb + 1..rb];
+    let ip = if ip.len() > 5 && ip[..5].eq_ignore_ascii_case(b"ipv6:") { &ip[5..] } else { ip };
+    ip.len() >= 2 && ip.iter().all(|&c| c.is_ascii_hexdigit() || c == b'.' || c == b':') && ip.iter().any(|&c| c == b'.' || c == b':')
 }
 
 /// The typed fields of daemons the old parser kept as text: client/relay split, TLS,
@@ -532,11 +633,23 @@ fn extras<'a>(row: &mut Row<'a>, prog: &'a [u8], kind: &[u8], b: &'a [u8]) {
     if let Some(c) = row.get_s(C::client) {
         split_host(row, c, C::client_host, C::client_ip, C::client_port);
     }
-    if kind == b"other" || kind == b"postscreen" {
+    if kind == b"tls" && b.starts_with(b"setting up TLS connection ") {
+        // `setting up TLS connection from host[ip]` / `... to host[ip]:port`
+        let r = &b[26..];
+        if let Some(h) = r.strip_prefix(b"from ") {
+            split_host(row, h, C::client_host, C::client_ip, C::client_port);
+        } else if let Some(h) = r.strip_prefix(b"to ") {
+            split_host(row, h, C::relay_host, C::relay_ip, C::relay_port);
+        }
+        return;
+    }
+    if kind == b"other" || kind == b"postscreen" || kind == b"tls" {
         // `Anonymous TLS connection established from host[ip]:port: TLSv1.3 with cipher X (256/256 bits)`
-        if let Some(p) = find(b, b" TLS connection established ") {
-            row.s(C::tls_level, &b[..p]);
-            let r = &b[p + 28..];
+        // (Postfix before 2.11 logs no level: `TLS connection established from ...`)
+        let at = if b.starts_with(b"TLS connection established ") { Some(0) } else { find(b, b" TLS connection established ").map(|p| p + 1) };
+        if let Some(p) = at {
+            row.so(C::tls_level, nonempty(trim_ascii_ws(&b[..p])));
+            let r = &b[p + 27..];
             let (to, r) = match (r.strip_prefix(b"from "), r.strip_prefix(b"to ")) {
                 (Some(x), _) => (false, x),
                 (_, Some(x)) => (true, x),
@@ -613,7 +726,20 @@ fn extras<'a>(row: &mut Row<'a>, prog: &'a [u8], kind: &[u8], b: &'a [u8]) {
                 }
             }
         }
-    } else if kind == b"other" && (prog.ends_with(b"/smtpd") || prog.ends_with(b"/smtp") || prog.ends_with(b"/lmtp")) {
+    } else if kind == b"warning" && prog.ends_with(b"/smtpd") && row.get_s(C::client).is_none() {
+        // `warning: host[ip]:port: SASL LOGIN authentication failed: ...`,
+        // `warning: non-SMTP command from host[ip]: GET / HTTP/1.1`
+        let d = &b[9..];
+        let at = match first_bracket_host(d) {
+            Some(h) if d.starts_with(h) && d[h.len()..].starts_with(b": ") => Some(h),
+            _ => each_after(d, b" from ", |r| first_bracket_host(r).filter(|h| r.starts_with(h))),
+        };
+        if let Some(h) = at.filter(|h| is_ip_in_brackets(h)) {
+            split_host(row, h, C::client_host, C::client_ip, C::client_port);
+        }
+    } else if matches!(kind, b"other" | b"pipelining" | b"too_many_errors" | b"bare_lf")
+        && (prog.ends_with(b"/smtpd") || prog.ends_with(b"/smtp") || prog.ends_with(b"/lmtp"))
+    {
         // e.g. `SSL_accept error from host[ip]:port: -1`, `improper command pipelining after CONNECT from host[ip]:port`
         if let Some(x) = each_after(b, b" from ", |r| if find_byte(r, b'[').is_some() { Some(r) } else { None }) {
             if let Some(h) = first_bracket_host(x) {

@@ -1,0 +1,239 @@
+//! One test per line shape the parser learnt from the real-lines corpus
+//! (tests/fixtures/corpus): the line, and the fields read off it by hand.
+
+use crate::cols::{Row, C, V};
+use crate::parse::{is_unknown, known_program, parse_line, Ctx};
+
+fn parsed(line: &str) -> Row<'_> {
+    let mut row = Row::new();
+    parse_line(line.as_bytes(), false, &Ctx::new(2026, 0), &mut row);
+    row
+}
+
+fn s<'a>(row: &Row<'a>, c: C) -> Option<&'a str> {
+    row.get_s(c).map(|x| std::str::from_utf8(x).unwrap())
+}
+
+fn i(row: &Row, c: C) -> Option<i64> {
+    match row.get(c) {
+        V::I(x) => Some(x),
+        _ => None,
+    }
+}
+
+#[test]
+fn cleanup_empty_message_id_is_empty_not_missing() {
+    let r = parsed("Nov 27 10:00:00 mx postfix/cleanup[42]: 4104E3D: message-id=<>");
+    assert_eq!(s(&r, C::kind), Some("message_id"));
+    assert_eq!(s(&r, C::queue_id), Some("4104E3D"));
+    assert_eq!(s(&r, C::message_id), Some(""));
+}
+
+#[test]
+fn address_verification_status_keeps_its_hyphens() {
+    let r = parsed("Nov 27 10:00:00 mx postfix/error[42]: 3E29030F8637E: to=<user@yahoo.com>, relay=none, delay=0.01, delays=0.01/0/0/0, dsn=5.1.1, status=undeliverable-but-not-cached (User unknown in virtual alias table)");
+    assert_eq!(s(&r, C::kind), Some("delivery"));
+    assert_eq!(s(&r, C::queue_id), Some("3E29030F8637E"));
+    assert_eq!(s(&r, C::status), Some("undeliverable-but-not-cached"));
+    assert_eq!(s(&r, C::relay_host), Some("none"));
+}
+
+#[test]
+fn local_delivery_to_bare_addresses() {
+    let r = parsed("Nov 27 10:00:00 mx postfix/local[42]: 2A22C263F6: to=user@hostname.example.com, orig_to=root@localhost, relay=local, delay=0.07, delays=0.04/0/0/0.03, dsn=2.0.0, status=sent (delivered to command: procmail -a \"$EXTENSION\")");
+    assert_eq!(s(&r, C::kind), Some("delivery"));
+    assert_eq!(s(&r, C::recipient), Some("user@hostname.example.com"));
+    assert_eq!(s(&r, C::orig_to), Some("root@localhost"));
+    assert_eq!(s(&r, C::relay_host), Some("local"));
+    assert_eq!(s(&r, C::status), Some("sent"));
+}
+
+#[test]
+fn delivery_with_a_tls_field_before_dsn() {
+    let r = parsed("Nov 27 10:00:00 mx postfix/smtp[42]: 7EE668039: to=<user@example.com>, relay=mail.example.com[1.2.3.4]:25, delay=3.6, delays=0.08/0.02/0.85/0.14, tls=dane/requiretls, dsn=2.1.5, status=sent (250 2.0.0 Ok: queued as 153053D)");
+    assert_eq!(s(&r, C::relay_host), Some("mail.example.com"));
+    assert_eq!(s(&r, C::relay_ip), Some("1.2.3.4"));
+    assert_eq!(i(&r, C::relay_port), Some(25));
+    assert_eq!(s(&r, C::dsn), Some("2.1.5"));
+    assert_eq!(s(&r, C::status), Some("sent"));
+    assert_eq!(i(&r, C::smtp_code), Some(250));
+    assert_eq!(s(&r, C::enhanced_code), Some("2.0.0"));
+}
+
+#[test]
+fn force_expired_keeps_its_status() {
+    let r = parsed("Apr 10 14:50:16 mail postfix/qmgr[3663]: BACE842E73: from=<noreply@domain.com>, status=force-expired, returned to sender");
+    assert_eq!(s(&r, C::kind), Some("expired"));
+    assert_eq!(s(&r, C::status), Some("force-expired"));
+    assert_eq!(s(&r, C::status_text), Some("returned to sender"));
+}
+
+#[test]
+fn connect_to_an_ipv6_relay() {
+    let r = parsed("Nov 27 10:00:00 mx postfix/smtp[42]: connect to aspmx.l.google.com[2a00:1450:400b:c02::1a]:25: Network is unreachable");
+    assert_eq!(s(&r, C::kind), Some("connect_error"));
+    assert_eq!(s(&r, C::relay_host), Some("aspmx.l.google.com"));
+    assert_eq!(s(&r, C::relay_ip), Some("2a00:1450:400b:c02::1a"));
+    assert_eq!(i(&r, C::relay_port), Some(25));
+    assert_eq!(s(&r, C::detail), Some("Network is unreachable"));
+}
+
+#[test]
+fn smtpd_sasl_failure_names_its_client() {
+    let r = parsed("Aug 4 16:47:52 mail3 postfix/smtpd[31152]: warning: unknown[192.0.2.237]:55729: SASL LOGIN authentication failed: authentication failure");
+    assert_eq!(s(&r, C::kind), Some("warning"));
+    assert_eq!(s(&r, C::client_host), Some("unknown"));
+    assert_eq!(s(&r, C::client_ip), Some("192.0.2.237"));
+    assert_eq!(i(&r, C::client_port), Some(55729));
+    let r = parsed("Apr 26 10:55:19 tcc1 postfix/smtpd[21126]: warning: laptop.local[192.168.1.2]: SASL PLAIN authentication failed: generic failure");
+    assert_eq!(s(&r, C::client_host), Some("laptop.local"));
+    assert_eq!(i(&r, C::client_port), None);
+}
+
+#[test]
+fn smtpd_non_smtp_command_names_its_client() {
+    let r = parsed("2024-10-31T12:38:21.817327+00:00 machine postfix/submission/smtpd[2634372]: warning: non-SMTP command from unknown[192.168.1.1]: GET / HTTP/1.1");
+    assert_eq!(s(&r, C::client_host), Some("unknown"));
+    assert_eq!(s(&r, C::client_ip), Some("192.168.1.1"));
+}
+
+#[test]
+fn dovecot_23_session_end_without_user_prefix() {
+    let r = parsed("Nov 23 06:23:56 vm dovecot: pop3: Disconnected: Logged out top=0/0, retr=5/14008, del=5/11, size=26517");
+    assert_eq!(s(&r, C::kind), Some("mailbox_logout"));
+    assert_eq!(s(&r, C::service), Some("pop3"));
+    assert_eq!(s(&r, C::mailbox_user), None);
+    assert_eq!(i(&r, C::retr_msgs), Some(5));
+    assert_eq!(i(&r, C::retr_bytes), Some(14008));
+    assert_eq!(i(&r, C::del_msgs), Some(5));
+    assert_eq!(i(&r, C::mbox_msgs), Some(11));
+    assert_eq!(i(&r, C::mbox_size), Some(26517));
+}
+
+#[test]
+fn dovecot_1x_upper_case_service_and_bytes() {
+    let r = parsed("Apr  1 10:00:02 raptor dovecot: POP3(root): Disconnected: Logged out top=0/0, retr=0/0, del=0/0, size=0");
+    assert_eq!(s(&r, C::kind), Some("mailbox_logout"));
+    assert_eq!(s(&r, C::service), Some("pop3"));
+    assert_eq!(s(&r, C::mailbox_user), Some("root"));
+    let r = parsed("Apr  1 10:00:09 raptor dovecot: IMAP(brachiosaurus): Disconnected in IDLE bytes=7467/14209865");
+    assert_eq!(s(&r, C::kind), Some("mailbox_disconnect"));
+    assert_eq!(s(&r, C::service), Some("imap"));
+    assert_eq!(i(&r, C::bytes_in), Some(7467));
+    assert_eq!(i(&r, C::bytes_out), Some(14209865));
+}
+
+#[test]
+fn dovecot_login_with_a_level_prefix() {
+    let r = parsed("Oct 13 09:22:59 canyon dovecot: pop3-login: Info: Login: user=<test@yourdomain.net>, method=PLAIN, rip=172.17.0.1, lip=172.17.0.2, mpid=18, TLS, session=<PeYcgjjOGOisEQAB>");
+    assert_eq!(s(&r, C::kind), Some("mailbox_login"));
+    assert_eq!(s(&r, C::mailbox_user), Some("test@yourdomain.net"));
+    assert_eq!(s(&r, C::client_ip), Some("172.17.0.1"));
+}
+
+#[test]
+fn courier_connection_is_a_mailbox_connect() {
+    let r = parsed("Nov 24 12:00:01 mx pop3d: Connection, ip=[::ffff:127.0.0.1]");
+    assert_eq!(s(&r, C::kind), Some("mailbox_connect"));
+    assert_eq!(s(&r, C::client_ip), Some("127.0.0.1"));
+}
+
+#[test]
+fn sendmail_starttls_client() {
+    let r = parsed("Nov  3 11:36:05 mx sm-mta[26271]: STARTTLS=client, relay=mail.example.com., version=TLSv1.3, verify=FAIL, cipher=TLS_AES_256_GCM_SHA384, bits=256/256");
+    assert_eq!(s(&r, C::kind), Some("tls"));
+    assert_eq!(s(&r, C::relay_host), Some("mail.example.com."));
+    assert_eq!(s(&r, C::tls_protocol), Some("TLSv1.3"));
+    assert_eq!(s(&r, C::tls_cipher), Some("TLS_AES_256_GCM_SHA384"));
+    assert_eq!(i(&r, C::tls_bits), Some(256));
+}
+
+#[test]
+fn queue_ids_of_daemons_without_a_kind_of_their_own() {
+    for (prog, msg) in [
+        ("postfix/postsuper", "D4F2023DB: requeued"),
+        ("postfix/postsuper", "D4F2023DB: placed on hold"),
+        ("postfix/bounce", "732BB407C3: sender non-delivery notification: 5DE184083C"),
+        ("postfix/pipe", "0F5383D: to=<tom@example.com>, relay=dovecot, delay=4.3, delays=4.1/0.01/0/0.15, dsn=2.0.0, status=sent (delivered via dovecot service)"),
+        ("postfix/lmtp", "D8B4C2A3F1: to=<u@x>, relay=private/dovecot-lmtp, delay=0.01, dsn=2.0.0, status=sent (250 2.0.0 <u@x> Saved)"),
+    ] {
+        let line = format!("Nov 27 10:00:00 mx {prog}[42]: {msg}");
+        let r = parsed(&line);
+        assert_eq!(s(&r, C::queue_id), Some(msg.split(':').next().unwrap()), "{line}");
+    }
+}
+
+#[test]
+fn known_programs_other_lines_are_flagged() {
+    assert!(known_program(b"postfix/smtpd") && known_program(b"dovecot") && known_program(b"sm-mta"));
+    assert!(!known_program(b"CRON") && !known_program(b"sshd"));
+    let r = parsed("Nov 27 10:00:00 mx postfix/smtpd[42]: something postfix never says");
+    assert!(is_unknown(&r));
+    let r = parsed("Nov 27 10:00:00 mx CRON[42]: (root) CMD (true)");
+    assert_eq!(s(&r, C::kind), Some("other"));
+    assert!(!is_unknown(&r));
+}
+
+#[test]
+fn smtpd_protocol_slips_name_their_client() {
+    let r = parsed("Jun 12 08:58:35 xxx postfix/smtpd[13533]: improper command pipelining after AUTH from unknown[1.2.3.4]: QUIT");
+    assert_eq!(s(&r, C::kind), Some("pipelining"));
+    assert_eq!(s(&r, C::client_ip), Some("1.2.3.4"));
+    let r = parsed("Jun  3 06:25:43 srv postfix/smtpd[29306]: too many errors after RCPT from example.com[192.0.2.11]");
+    assert_eq!(s(&r, C::kind), Some("too_many_errors"));
+    assert_eq!(s(&r, C::client_host), Some("example.com"));
+}
+
+#[test]
+fn tls_established_with_and_without_a_level() {
+    let r = parsed("Jan 31 09:50:08 raptor postfix/smtpd[15802]: TLS connection established from stegosaurus.dinos.test[192.168.4.150]: TLSv1 with cipher DHE-RSA-AES256-SHA (256/256 bits)");
+    assert_eq!(s(&r, C::kind), Some("tls"));
+    assert_eq!(s(&r, C::tls_level), None);
+    assert_eq!(s(&r, C::client_ip), Some("192.168.4.150"));
+    assert_eq!(s(&r, C::tls_protocol), Some("TLSv1"));
+    let r = parsed("Jul 24 03:28:15 mail postfix/smtp[24052]: Verified TLS connection established to mx2.comcast.net[2001:558:fe21:2a::6]:25: TLSv1.2 with cipher ECDHE-RSA-AES256-GCM-SHA384 (256/256 bits)");
+    assert_eq!(s(&r, C::kind), Some("tls"));
+    assert_eq!(s(&r, C::tls_level), Some("Verified"));
+    assert_eq!(s(&r, C::relay_ip), Some("2001:558:fe21:2a::6"));
+    assert_eq!(i(&r, C::relay_port), Some(25));
+}
+
+#[test]
+fn remote_reply_before_the_delivery_status() {
+    let r = parsed("Nov 27 10:00:00 mx postfix/smtp[42]: ED59C3D: host mail2.example.com[1.74.253.23] said: 450 4.7.1 <user@example.com>: Recipient address rejected: Greylisted for 5 minutes (in reply to RCPT TO command)");
+    assert_eq!(s(&r, C::kind), Some("remote_reply"));
+    assert_eq!(s(&r, C::queue_id), Some("ED59C3D"));
+    assert_eq!(s(&r, C::relay_host), Some("mail2.example.com"));
+    assert_eq!(i(&r, C::smtp_code), Some(450));
+    assert_eq!(s(&r, C::enhanced_code), Some("4.7.1"));
+}
+
+#[test]
+fn dovecot_auth_and_other_services() {
+    let r = parsed("Jan 29 05:13:50 mail dovecot: auth: passwd-file(username,1.2.3.4): unknown user");
+    assert_eq!(s(&r, C::kind), Some("auth"));
+    assert_eq!(s(&r, C::mailbox_user), Some("username"));
+    assert_eq!(s(&r, C::client_ip), Some("1.2.3.4"));
+    let r = parsed("@400000004c91b044077a9e94 imap-login: Info: Aborted login (auth failed, 1 attempts): user=<martin@waschbuesch.de>, method=CRAM-MD5, rip=80.187.101.33, lip=80.254.129.240, TLS");
+    assert_eq!(s(&r, C::program), Some("dovecot"));
+    assert_eq!(s(&r, C::kind), Some("mailbox_auth_failed"));
+    let r = parsed("Aug 29 03:17:18 server dovecot: submission-login: Client has quit the connection (auth failed, 1 attempts in 2 secs): user=<user1>, method=LOGIN, rip=192.0.2.133, lip=0.0.0.0");
+    assert_eq!(s(&r, C::kind), Some("login"));
+    assert_eq!(s(&r, C::service), None);
+    let r = parsed("Dec  7 20:53:17 edge dovecot: master: Warning: Killed with signal 15 (by pid=1 uid=0 code=kill)");
+    assert_eq!(s(&r, C::kind), Some("warning"));
+}
+
+#[test]
+fn sendmail_refusals() {
+    let r = parsed("Feb 27 10:53:07 strange sm-mta[18001]: u9A0GtpL018001: rejecting commands from example.com [1.2.3.4] due to pre-greeting traffic after 6 seconds");
+    assert_eq!(s(&r, C::kind), Some("reject"));
+    assert_eq!(s(&r, C::client_host), Some("example.com"));
+    assert_eq!(s(&r, C::client_ip), Some("1.2.3.4"));
+    let r = parsed("Nov  3 11:35:30 Microsoft sendmail[26254]: rA37ZTSC026250: <arhipov@domain.com>... No such user here");
+    assert_eq!(s(&r, C::kind), Some("reject"));
+    assert_eq!(s(&r, C::recipient), Some("arhipov@domain.com"));
+    let r = parsed("Mar 29 22:51:46 server sm-mta[50438]: 06QDQnNf050438: example.com [IPv6:2001:DB8::1] did not issue MAIL/EXPN/VRFY/ETRN during connection to IPv6");
+    assert_eq!(s(&r, C::kind), Some("idle_connection"));
+    assert_eq!(s(&r, C::client_ip), Some("2001:DB8::1"));
+}
