@@ -216,6 +216,20 @@ v_rsyslog() {
     "Postfix logging through syslog(3) to rsyslog (maillog_file unset), Debian 12's default file format RSYSLOG_FileFormat (RFC 3339, microseconds, +00:00). The same run was written at once by a second rsyslog action in RFC 3164 (samples/variants/rsyslog-rfc3164)." "$ch"
 }
 
+journal_oracle_readme() {
+  cat <<EOF
+# Oracle for samples/variants/$1
+
+\`pflogsumm.txt\` is Debian's pflogsumm $(dpkg-query -W -f='${Version}' pflogsumm) over the run's
+journal entries exported as syslog text (pflogsumm reads neither the ISO stamps with a +0000 offset
+nor JSON), captured right after the run by scripts/record/postfix_variants.sh:
+
+    journalctl --since START -m -o short SYSLOG_FACILITY=2 > /tmp/log && pflogsumm --problems_first /tmp/log
+
+The variant's own file is the same entries exported with -o short-iso / -o json.
+EOF
+}
+
 # journald run by hand (no systemd as PID 1): /dev/log and Postfix's chroot socket bound to it
 v_journald() {
   local d1=$OUT/journald-short-iso d2=$OUT/journald-json jdir=$BASE/journal-run
@@ -254,7 +268,7 @@ v_journald() {
   oracle journald-short-iso "$SAVED/short.log" maillog.gz
   oracle journald-json "$SAVED/short.log" maillog.json.gz
   for o in journald-short-iso journald-json; do
-    printf '\npflogsumm cannot read this export; it read the same journal entries exported with\n`journalctl --since START -m -o short SYSLOG_FACILITY=2` (RFC 3164 text), captured with it.\n' >> "$ORACLES/$o/README.md"
+    journal_oracle_readme "$o" > "$ORACLES/$o/README.md"
   done
   local ch='maillog_file = ""
 logger = "systemd-journald 252 (run by hand, Storage=volatile; /dev/log and /var/spool/postfix/dev/log bound to its socket)"'
@@ -323,7 +337,7 @@ set_tls_sasl() {
     "smtpd_tls_key_file = /etc/postfix/bench-tls.key" "smtpd_tls_loglevel = 1" \
     "smtpd_sasl_auth_enable = yes" "smtpd_sasl_type = dovecot" "smtpd_sasl_path = private/auth" \
     "smtpd_tls_auth_only = yes" "anvil_status_update_time = 20s" \
-    "smtpd_client_connection_rate_limit = 1000"
+    "smtpd_client_connection_rate_limit = 1000" "smtpd_client_event_limit_exceptions ="
   cat > /etc/dovecot/conf.d/98-variant.conf <<'CONF'
 # written by scripts/record/postfix_variants.sh: Postfix SMTP AUTH through Dovecot
 service auth {
@@ -359,7 +373,8 @@ smtpd_sasl_type = "dovecot"
 smtpd_sasl_path = "private/auth"
 smtpd_tls_auth_only = "yes"
 anvil_status_update_time = "20s"
-smtpd_client_connection_rate_limit = "1000"' set_tls_sasl tls_sasl_sessions
+smtpd_client_connection_rate_limit = "1000"
+smtpd_client_event_limit_exceptions = "" (loopback is in mynetworks, the default exception: anvil would never be asked)' set_tls_sasl tls_sasl_sessions
 }
 
 set_milter() {
