@@ -298,9 +298,11 @@ set_postscreen() {
     "postscreen_access_list = permit_mynetworks, cidr:/etc/postfix/bench-postscreen.cidr" \
     "smtpd_tls_security_level = may" "smtpd_tls_cert_file = /etc/postfix/bench-tls.pem" \
     "smtpd_tls_key_file = /etc/postfix/bench-tls.key" "smtpd_tls_loglevel = 1" \
-    "postscreen_tls_security_level = may"
+    "postscreen_tls_security_level = may" "tlsproxy_tls_loglevel = 1"
   # loopback would be permitted by mynetworks; 127.0.0.1 is tested, 127.0.0.2 is allowlisted
-  printf '127.0.0.1/32 dunno\n' > /etc/postfix/bench-postscreen.cidr
+  printf '127.0.0.0/8 dunno\n' > /etc/postfix/bench-postscreen.cidr
+  # every address starts unknown to postscreen
+  rm -f /var/lib/postfix/postscreen_cache.*
   postconf -e "postscreen_access_list = cidr:/etc/postfix/bench-postscreen.cidr"
   postconf -M "smtp/inet=smtp inet n - y - 1 postscreen" \
     "smtpd/pass=smtpd pass - - y - - smtpd" "dnsblog/unix=dnsblog unix - - y - 0 dnsblog" \
@@ -317,16 +319,22 @@ s = socket.create_connection(("127.0.0.1", 25)); time.sleep(7); s.recv(512)
 s.sendall(b"EHLO pipe.example\r\nMAIL FROM:<a@b.example>\r\nRCPT TO:<user1@bench.test>\r\n"); time.sleep(1); s.recv(4096); s.close()
 PY
   for i in 1 2 3; do swaks_q --tls -f user$i@bench.test -t user$((i + 10))@bench.test; done
+  # clients from addresses postscreen has not seen: STARTTLS during the after-220 tests goes
+  # through tlsproxy(8)
+  for i in 2 3 4; do
+    swaks_q --tls --local-interface 127.0.0.$i -f user$i@bench.test -t user$((i + 10))@bench.test
+  done
 }
 v_postscreen() {
-  postlogd_variant postscreen "smtpd behind postscreen(8) (greet enforce, after-220 pipelining/non-SMTP/bare-newline tests, so the load's clients are checked and then passed or dropped), postscreen STARTTLS through tlsproxy(8), smtpd_tls_loglevel 1; a pregreet client and a pipelining client by hand, three swaks --tls sessions." \
+  postlogd_variant postscreen "smtpd behind postscreen(8) (greet enforce, after-220 pipelining/non-SMTP/bare-newline tests, so the load's clients are checked and then passed or dropped), postscreen STARTTLS through tlsproxy(8), smtpd_tls_loglevel 1; a pregreet client and a pipelining client by hand, three swaks --tls sessions from 127.0.0.1 and three from 127.0.0.2-4 (STARTTLS during postscreen's tests, through tlsproxy)." \
     'master.cf = "smtp inet -> postscreen; smtpd pass; dnsblog; tlsproxy"
 postscreen_greet_action = "enforce"
 postscreen_pipelining_enable = "yes"
 postscreen_non_smtp_command_enable = "yes"
 postscreen_bare_newline_enable = "yes"
-postscreen_access_list = "cidr: 127.0.0.1/32 dunno (loopback is tested, not allowlisted)"
+postscreen_access_list = "cidr: 127.0.0.0/8 dunno (loopback is tested, not allowlisted; cache emptied first)"
 postscreen_tls_security_level = "may"
+tlsproxy_tls_loglevel = "1"
 smtpd_tls_security_level = "may"
 smtpd_tls_loglevel = "1"' set_postscreen postscreen_sessions
 }
@@ -491,7 +499,8 @@ minimal_backoff_time = "15s"
 maximal_backoff_time = "30s"' set_expire expire_sessions
 }
 
-# Dovecot: rabid drains the mailboxes over POP3 and IMAP, Dovecot logs through rsyslog
+# Dovecot: scripts/record/mailbox_client.py drains the mailboxes over POP3 and IMAP (a wrong
+# password every tenth login) while postal refills them; Dovecot logs through rsyslog
 dovecot_variant() { # slug notes changed extra-conf
   local slug=$1 dir=$OUT/$1 log=$BASE/log/dovecot.log
   echo "== $slug"
@@ -499,29 +508,33 @@ dovecot_variant() { # slug notes changed extra-conf
   save_settings
   [ -n "$4" ] && printf '%s\n' "$4" > /etc/dovecot/conf.d/98-variant.conf
   doveadm reload; sleep 2
-  sed "s|\$| $PW|" "$VUSERS" > "$SAVED/pop-users.txt"
-  printf 'user99@bench.test wrongpassword\n' >> "$SAVED/pop-users.txt"
+  head -n 100 "$BASE/users.txt" > "$SAVED/mailbox-users.txt"
   local off start end
   off=$(log_offset "$log")
   start=$(now)
-  LOAD_CMD="timeout -s INT -k 5 $LOAD_S rabid -p 2 -r 240 -i 50 127.0.0.1 pop-users.txt (100 mailboxes, 3 unknown, 1 wrong password)"
+  load_postal "$dir" &
+  local ppid=$!
+  LOAD_CMD="timeout -k 5 $((LOAD_S + 10)) python3 scripts/record/mailbox_client.py USERS(100 mailboxes) $BASE/mail-password $LOAD_S 120"
   set +e
-  timeout -s INT -k 5 "$LOAD_S" stdbuf -oL rabid -p 2 -r 240 -i 50 127.0.0.1 "$SAVED/pop-users.txt" \
-    > "$dir/rabid.csv" 2>/dev/null
+  timeout -k 5 $((LOAD_S + 10)) python3 "$REPO/scripts/record/mailbox_client.py" "$SAVED/mailbox-users.txt" \
+    "$BASE/mail-password" "$LOAD_S" 120 > "$dir/mailbox_client.csv" 2>/dev/null
   LOAD_RC=$?
   set -e
+  wait "$ppid" || true
   end=$(now); sleep 2
   restore_settings
+  sleep 1
   cut_log "$log" "$off" "$dir/dovecot.log.gz"
-  TOOL_NAME=rabid TOOL_OUT=rabid.csv MTA_NAME=dovecot MTA_VERSION="$(dovecot --version | cut -d' ' -f1)" \
-    MTA_LISTEN="127.0.0.1:110, 127.0.0.1:143" \
+  TOOL_NAME="mailbox_client.py (POP3 and IMAP rounds) beside postal -r $RATE refilling the mailboxes" \
+    TOOL_VERSION="scripts/record/mailbox_client.py" TOOL_OUT=mailbox_client.csv MTA_NAME=dovecot \
+    MTA_VERSION="$(dovecot --version | cut -d' ' -f1)" MTA_LISTEN="127.0.0.1:110, 127.0.0.1:143" \
     manifest "$dir" "$slug" "$start" "$end" "RFC3339 with microseconds and offset (rsyslog, Debian 12 default)" "$2" "$3"
 }
 v_dovecot_default() {
-  dovecot_variant dovecot-default "Dovecot 2.3 POP3 and IMAP (rabid, half the sessions IMAP) with Dovecot's default log format (mail_log_prefix \"%s(%u)<%{pid}><%{session}>: \"), through rsyslog; unknown users and one wrong password fail to log in." "" ""
+  dovecot_variant dovecot-default "Dovecot 2.3 POP3 and IMAP (half the rounds each) with Dovecot's default log format (mail_log_prefix \"%s(%u)<%{pid}><%{session}>: \"), through rsyslog; every tenth login has a wrong password." "" ""
 }
 v_dovecot_custom() {
-  dovecot_variant dovecot-custom "Dovecot 2.3 POP3 and IMAP (rabid, half IMAP) with mail_log_prefix = \"%s: \" (no user, pid or session: gives the prefix-less 'dovecot: pop3: Disconnected: Logged out top=0/0, retr=…' lines) and a shorter login_log_format_elements (no session, no mpid)." \
+  dovecot_variant dovecot-custom "Dovecot 2.3 POP3 and IMAP (half the rounds each, every tenth login with a wrong password) with mail_log_prefix = \"%s: \" (no user, pid or session: gives the prefix-less 'dovecot: pop3: Disconnected: Logged out top=0/0, retr=…' lines) and a shorter login_log_format_elements (no session, no mpid)." \
     'mail_log_prefix = "%s: "
 login_log_format_elements = "user=<%u> method=%m rip=%r lip=%l %c"' \
     'mail_log_prefix = "%s: "
