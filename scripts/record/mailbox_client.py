@@ -16,6 +16,7 @@ import poplib
 import sys
 import time
 from datetime import UTC, datetime
+from pathlib import Path
 
 HOST = "127.0.0.1"
 
@@ -54,8 +55,8 @@ def imap_round(user: str, password: str) -> int:
 
 
 def main(users_file: str, password_file: str, seconds: float, rate: float) -> int:
-    users = [ln.strip() for ln in open(users_file) if ln.strip()]
-    password = open(password_file).read().strip()
+    users = [ln.strip() for ln in Path(users_file).read_text().splitlines() if ln.strip()]
+    password = Path(password_file).read_text().strip()
     gap = 60.0 / rate
     end = time.monotonic() + seconds
     print("utc,protocol,user,ok,messages", flush=True)

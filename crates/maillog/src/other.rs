@@ -549,7 +549,46 @@ pub fn qmail<'a>(row: &mut Row<'a>, m: &'a [u8]) {
 }
 
 /// Dovecot POP3/IMAP: logins, logouts with their counters, auth failures, disconnects.
+/// A Dovecot process's line that is not a login, logout or disconnect: `master: Warning:
+/// SIGHUP received - reloading configuration`, `auth: Error: ...`, `imap(u)<..>: Error: ...`.
+/// Kind `mailbox_notice` with the service, the severity word and the text; a line without
+/// the `service: ` / `service(` shape stays `other`.
+fn dovecot_notice<'a>(row: &mut Row<'a>, m: &'a [u8]) {
+    let n = run(m, |c| c.is_ascii_alphanumeric() || c == b'-' || c == b'_');
+    if n == 0 || !(m[n..].starts_with(b": ") || m[n..].starts_with(b"(")) {
+        return;
+    }
+    let Some(c) = find(m, b": ") else { return };
+    row.s(C::kind, b"mailbox_notice");
+    if row.get_s(C::service).is_none() {
+        row.s(C::service, &m[..n]);
+    }
+    let mut text = &m[c + 2..];
+    for (word, sev) in [
+        (b"Warning: ".as_slice(), b"warning".as_slice()),
+        (b"Error: ", b"error"),
+        (b"Fatal: ", b"fatal"),
+        (b"Panic: ", b"panic"),
+        (b"Info: ", b"info"),
+        (b"Debug: ", b"debug"),
+    ] {
+        if let Some(x) = text.strip_prefix(word) {
+            row.s(C::severity, sev);
+            text = x;
+            break;
+        }
+    }
+    row.s(C::detail, text);
+}
+
 pub fn dovecot<'a>(row: &mut Row<'a>, m: &'a [u8]) {
+    dovecot_session(row, m);
+    if row.get_s(C::kind) == Some(b"other".as_slice()) {
+        dovecot_notice(row, m);
+    }
+}
+
+fn dovecot_session<'a>(row: &mut Row<'a>, m: &'a [u8]) {
     row.s(C::kind, b"other");
     // `pop3-login: Login: user=<u>, method=PLAIN, rip=1.2.3.4, lip=..., mpid=1, secured, session=<id>`
     // `pop3(u)<pid><session>: Disconnected: Logged out top=0/0, retr=5/16511, del=5/44, size=133287`
@@ -580,22 +619,29 @@ pub fn dovecot<'a>(row: &mut Row<'a>, m: &'a [u8]) {
         row.so(C::session_id, angle_after(body, b"session=<").and_then(nonempty));
         return;
     }
-    // svc(user)<pid><session>: ...
-    let Some(r) = r.strip_prefix(b"(") else { return };
-    let Some(e) = find(r, b")") else { return };
-    row.s(C::service, svc);
-    row.so(C::mailbox_user, nonempty(&r[..e]));
-    let mut t = &r[e + 1..];
-    let mut angles = Vec::new();
-    while let Some(x) = t.strip_prefix(b"<") {
-        let Some(c) = find_byte(x, b'>') else { break };
-        angles.push(&x[..c]);
-        t = &x[c + 1..];
-    }
-    if let Some(s) = angles.get(1) {
-        row.s(C::session_id, s);
-    }
-    let Some(t) = t.strip_prefix(b": ") else { return };
+    let t = if let Some(x) = r.strip_prefix(b": ") {
+        // mail_log_prefix = "%s: ": `pop3: Disconnected: Logged out top=0/0, retr=5/14008, ...`
+        row.s(C::service, svc);
+        x
+    } else {
+        // svc(user)<pid><session>: ...
+        let Some(r) = r.strip_prefix(b"(") else { return };
+        let Some(e) = find(r, b")") else { return };
+        row.s(C::service, svc);
+        row.so(C::mailbox_user, nonempty(&r[..e]));
+        let mut t = &r[e + 1..];
+        let mut angles = Vec::new();
+        while let Some(x) = t.strip_prefix(b"<") {
+            let Some(c) = find_byte(x, b'>') else { break };
+            angles.push(&x[..c]);
+            t = &x[c + 1..];
+        }
+        if let Some(s) = angles.get(1) {
+            row.s(C::session_id, s);
+        }
+        let Some(t) = t.strip_prefix(b": ") else { return };
+        t
+    };
     let pair = |lit: &[u8]| -> (Option<i64>, Option<i64>) {
         match until_after(t, lit, b',') {
             Some(v) => {
@@ -633,5 +679,48 @@ pub fn dovecot<'a>(row: &mut Row<'a>, m: &'a [u8]) {
             row.i(C::retr_bytes, pair(b"body_bytes=").0);
             row.i(C::del_msgs, pair(b"expunged=").0);
         }
+    }
+}
+
+#[cfg(test)]
+mod dovecot_tests {
+    use crate::cols::{Row, C, V};
+
+    fn run(m: &'static [u8]) -> Row<'static> {
+        let mut row = Row::new();
+        super::dovecot(&mut row, m);
+        row
+    }
+
+    fn int(r: &Row, c: C) -> Option<i64> {
+        match r.get(c) {
+            V::I(i) => Some(i),
+            _ => None,
+        }
+    }
+
+    #[test]
+    fn logout_without_user_pid_session_prefix() {
+        // mail_log_prefix = "%s: " (Dovecot 2.3)
+        let r = run(b"pop3: Disconnected: Logged out top=0/0, retr=5/14008, del=5/11, size=26517");
+        assert_eq!(r.get_s(C::kind), Some(&b"mailbox_logout"[..]));
+        assert_eq!(r.get_s(C::service), Some(&b"pop3"[..]));
+        assert_eq!(r.get_s(C::mailbox_user), None);
+        assert_eq!(int(&r, C::retr_msgs), Some(5));
+        assert_eq!(int(&r, C::retr_bytes), Some(14008));
+        assert_eq!(int(&r, C::mbox_msgs), Some(11));
+        assert_eq!(int(&r, C::mbox_size), Some(26517));
+    }
+
+    #[test]
+    fn service_notices() {
+        let r = run(b"master: Warning: SIGHUP received - reloading configuration");
+        assert_eq!(r.get_s(C::kind), Some(&b"mailbox_notice"[..]));
+        assert_eq!(r.get_s(C::service), Some(&b"master"[..]));
+        assert_eq!(r.get_s(C::severity), Some(&b"warning"[..]));
+        assert_eq!(r.get_s(C::detail), Some(&b"SIGHUP received - reloading configuration"[..]));
+        let r = run(b"pop3-login: Login: user=<u@x>, method=PLAIN, rip=127.0.0.1, lip=127.0.0.1, mpid=4, secured");
+        assert_eq!(r.get_s(C::kind), Some(&b"mailbox_login"[..]));
+        assert_eq!(r.get_s(C::detail), None);
     }
 }

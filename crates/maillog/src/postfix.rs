@@ -90,12 +90,24 @@ fn kind_of(prog: &[u8], b: &[u8], has_qid: bool, has_q: bool) -> &'static [u8] {
     if b.starts_with(b"connect to ") {
         return b"connect_error";
     }
+    // smtpd / smtp / tlsproxy / postscreen: `Anonymous TLS connection established from ...`
+    if find(b, b" TLS connection established ").is_some() {
+        return b"tls";
+    }
+    if b.starts_with(b"improper command pipelining after ") {
+        return b"improper_pipelining";
+    }
     for (suf, k) in [
         (b"/master".as_slice(), b"master".as_slice()),
         (b"/anvil", b"anvil"),
         (b"/postscreen", b"postscreen"),
         (b"/scache", b"scache"),
         (b"/pickup", b"pickup"),
+        (b"/tlsproxy", b"tlsproxy"),
+        (b"/dnsblog", b"dnsblog"),
+        (b"/verify", b"verify"),
+        (b"/postsuper", b"postsuper"),
+        (b"/tlsmgr", b"tlsmgr"),
     ] {
         if prog.ends_with(suf) {
             return match k {
@@ -103,6 +115,11 @@ fn kind_of(prog: &[u8], b: &[u8], has_qid: bool, has_q: bool) -> &'static [u8] {
                 b"anvil" => b"anvil",
                 b"postscreen" => b"postscreen",
                 b"scache" => b"scache",
+                b"tlsproxy" => b"tlsproxy",
+                b"dnsblog" => b"dnsblog",
+                b"verify" => b"verify",
+                b"postsuper" => b"postsuper",
+                b"tlsmgr" => b"tlsmgr",
                 _ => b"pickup",
             };
         }
@@ -339,7 +356,8 @@ fn delivery<'a>(row: &mut Row<'a>, b: &'a [u8]) {
             }
         }
         let s = r.strip_prefix(b"status=")?;
-        let n = run(s, |c| c.is_ascii_alphabetic());
+        // verify(8) probes: `status=undeliverable-but-not-cached`
+        let n = run(s, |c| c.is_ascii_alphabetic() || c == b'-');
         if n == 0 {
             return None;
         }
@@ -532,7 +550,7 @@ fn extras<'a>(row: &mut Row<'a>, prog: &'a [u8], kind: &[u8], b: &'a [u8]) {
     if let Some(c) = row.get_s(C::client) {
         split_host(row, c, C::client_host, C::client_ip, C::client_port);
     }
-    if kind == b"other" || kind == b"postscreen" {
+    if kind == b"tls" {
         // `Anonymous TLS connection established from host[ip]:port: TLSv1.3 with cipher X (256/256 bits)`
         if let Some(p) = find(b, b" TLS connection established ") {
             row.s(C::tls_level, &b[..p]);
@@ -613,7 +631,7 @@ fn extras<'a>(row: &mut Row<'a>, prog: &'a [u8], kind: &[u8], b: &'a [u8]) {
                 }
             }
         }
-    } else if kind == b"other" && (prog.ends_with(b"/smtpd") || prog.ends_with(b"/smtp") || prog.ends_with(b"/lmtp")) {
+    } else if (kind == b"other" || kind == b"improper_pipelining") && (prog.ends_with(b"/smtpd") || prog.ends_with(b"/smtp") || prog.ends_with(b"/lmtp")) {
         // e.g. `SSL_accept error from host[ip]:port: -1`, `improper command pipelining after CONNECT from host[ip]:port`
         if let Some(x) = each_after(b, b" from ", |r| if find_byte(r, b'[').is_some() { Some(r) } else { None }) {
             if let Some(h) = first_bracket_host(x) {
