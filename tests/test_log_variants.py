@@ -35,7 +35,7 @@ KNOWN_PROGRAM = re.compile(r"^(?:postfix(?:-[^/]+)?(?:/.*)?|dovecot|opendkim)$")
 # a Postfix queue id as the line's first field after the tag: short (hex) or long (base 52)
 QUEUE_ID = re.compile(r"^([0-9A-F]{6,12}|[0-9B-DF-HJ-NP-TV-Zb-df-hj-np-tv-z]{10,}): ")
 # the line's tag and message, as syslog text or as a journal export object
-SYSLOG_BODY = re.compile(r"^\S+(?: \S+)? \S+ ([^\s:\[]+)(?:\[\d+\])?: (.*)$")
+SYSLOG_BODY = re.compile(r"^\S+ \S+ ([^\s:\[]+)(?:\[\d+\])?: (.*)$")
 SYSLOG_3164 = re.compile(r"^[A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d \S+ ([^\s:\[]+)(?:\[\d+\])?: (.*)$")
 
 
@@ -181,3 +181,34 @@ def test_timestamps_read(variant):
         if want is None or got is None or datetime.fromisoformat(str(got)) != want:
             wrong.append((got, want, text[:60]))
     assert not wrong, f"{len(wrong)} stamps misread, e.g. {wrong[:3]}"
+
+
+POP3_LOGOUT = re.compile(
+    r"^pop3(?:\(([^)]*)\)\S*)?: Disconnected: Logged out top=(\d+)/(\d+), retr=(\d+)/(\d+)"
+)
+LOGIN = re.compile(r"^(pop3|imap)-login: Login: user=<([^>]*)>")
+
+
+def test_dovecot_fields(variant):
+    """POP3 logouts with or without the `(user)<pid><session>` prefix, and logins."""
+    path, _, rows, raw = variant
+    seen, wrong = 0, []
+    for r, (prog, msg) in zip(rows, raw, strict=True):
+        if prog != "dovecot":
+            continue
+        if m := POP3_LOGOUT.match(msg):
+            seen += 1
+            want = ("mailbox_logout", m.group(1), *(int(g) for g in m.groups()[1:]))
+            got = (r.get("kind"), r.get("mailbox_user"), r.get("top_msgs"), r.get("top_bytes"))
+            got += (r.get("retr_msgs"), r.get("retr_bytes"))
+            if got != want:
+                wrong.append((got, want))
+        elif m := LOGIN.match(msg):
+            seen += 1
+            want = ("mailbox_login", m.group(1), m.group(2))
+            got = (r.get("kind"), r.get("service"), r.get("mailbox_user"))
+            if got != want:
+                wrong.append((got, want))
+    if path.name == "dovecot.log.gz":
+        assert seen, "no POP3 logout or login line"
+    assert not wrong, f"{len(wrong)} Dovecot lines misread, e.g. {wrong[:3]}"
