@@ -212,6 +212,22 @@ mod tests {
     }
 
     #[test]
+    fn odd_objects_give_none_or_a_line() {
+        for l in [
+            &br#"{"__REALTIME_TIMESTAMP":"99999999999999999999","MESSAGE":"x"}"#[..],
+            br#"{"__REALTIME_TIMESTAMP":"9223372036854775807","MESSAGE":"x"}"#,
+            br#"{"__REALTIME_TIMESTAMP":"-5","MESSAGE":"\ud800\u0000"}"#,
+            br#"{"__REALTIME_TIMESTAMP":"1","MESSAGE":[1,2,"#,
+            br#"{"__REALTIME_TIMESTAMP":"1","MESSAGE":"unterminated"#,
+            br#"{"__REALTIME_TIMESTAMP""#,
+            b"{",
+        ] {
+            let _ = to_syslog(l);
+        }
+        assert!(to_syslog(br#"{"__REALTIME_TIMESTAMP":"1","MESSAGE":[1,2,"#).is_none());
+    }
+
+    #[test]
     fn byte_array_message_and_missing_pid() {
         let l = br#"{"__REALTIME_TIMESTAMP":"0","MESSAGE":[104,105,255],"SYSLOG_IDENTIFIER":"x"}"#;
         assert_eq!(String::from_utf8(to_syslog(l).unwrap()).unwrap(), "1970-01-01T00:00:00.000000Z - x: hi\u{fffd}");

@@ -86,6 +86,11 @@ pub fn parse_chunk(data: &[u8], ctx: &Ctx) -> Parsed {
         // a `journalctl -o json` object: parsed as the syslog line it stands for
         if line.first() == Some(&b'{') && journal::is_journal_json(line) {
             if let Some(fixed) = journal::to_syslog(line) {
+                // a field's bytes may be invalid UTF-8 or hold a NUL (`\u0000`): as other lines
+                let fixed = match std::str::from_utf8(&fixed) {
+                    Ok(s) if !s.contains('\0') => fixed,
+                    _ => String::from_utf8_lossy(&fixed).replace('\0', "\u{2400}").into_bytes(),
+                };
                 let mut row2 = Row::new();
                 row2.i(C::line_no, Some(line_no));
                 months.push(parse_line(&fixed, false, ctx, &mut row2));

@@ -551,7 +551,7 @@ pub fn qmail<'a>(row: &mut Row<'a>, m: &'a [u8]) {
 /// Dovecot POP3/IMAP: logins, logouts with their counters, auth failures, disconnects.
 /// A Dovecot process's line that is not a login, logout or disconnect: `master: Warning:
 /// SIGHUP received - reloading configuration`, `auth: Error: ...`, `imap(u)<..>: Error: ...`.
-/// Kind `mailbox_notice` with the service, the severity word and the text; a line without
+/// Kind `dovecot_notice` with the service, the severity word and the text; a line without
 /// the `service: ` / `service(` shape stays `other`.
 fn dovecot_notice<'a>(row: &mut Row<'a>, m: &'a [u8]) {
     let n = run(m, |c| c.is_ascii_alphanumeric() || c == b'-' || c == b'_');
@@ -559,7 +559,7 @@ fn dovecot_notice<'a>(row: &mut Row<'a>, m: &'a [u8]) {
         return;
     }
     let Some(c) = find(m, b": ") else { return };
-    row.s(C::kind, b"mailbox_notice");
+    row.s(C::kind, b"dovecot_notice");
     if row.get_s(C::service).is_none() {
         row.s(C::service, &m[..n]);
     }
@@ -715,7 +715,7 @@ mod dovecot_tests {
     #[test]
     fn service_notices() {
         let r = run(b"master: Warning: SIGHUP received - reloading configuration");
-        assert_eq!(r.get_s(C::kind), Some(&b"mailbox_notice"[..]));
+        assert_eq!(r.get_s(C::kind), Some(&b"dovecot_notice"[..]));
         assert_eq!(r.get_s(C::service), Some(&b"master"[..]));
         assert_eq!(r.get_s(C::severity), Some(&b"warning"[..]));
         assert_eq!(r.get_s(C::detail), Some(&b"SIGHUP received - reloading configuration"[..]));
