@@ -212,3 +212,22 @@ def test_dovecot_fields(variant):
     if path.name == "dovecot.log.gz":
         assert seen, "no POP3 logout or login line"
     assert not wrong, f"{len(wrong)} Dovecot lines misread, e.g. {wrong[:3]}"
+
+
+@pytest.fixture(scope="module")
+def variants_db(tmp_path_factory) -> Path:
+    """The variants ingested and built as runs (`mtabench ingest` + `build`)."""
+    from mtabench.cli import main
+
+    db = tmp_path_factory.mktemp("variants") / "t.duckdb"
+    assert main(["ingest", str(SAMPLES / "variants"), "--db", str(db)]) == 0
+    assert main(["build", "--db", str(db)]) == 0
+    return db
+
+
+@pytest.mark.parametrize("path", POSTFIX_LOGS, ids=[p.parent.name for p in POSTFIX_LOGS])
+def test_runs_mart_equals_pflogsumm(path, variants_db):
+    with duckdb.connect(str(variants_db), read_only=True) as con:
+        sql = f"select {', '.join(TOTALS)} from runs where run_id = ?"
+        row = con.execute(sql, [path.parent.name]).fetchone()
+    assert dict(zip(TOTALS, row, strict=True)) == pflogsumm_saved(path.parent.name)

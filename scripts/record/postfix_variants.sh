@@ -274,7 +274,7 @@ v_journald() {
 logger = "systemd-journald 252 (run by hand, Storage=volatile; /dev/log and /var/spool/postfix/dev/log bound to its socket)"'
   manifest "$d1" journald-short-iso "$start" "$end" "journalctl -o short-iso (ISO 8601 with offset)" \
     "Postfix logging through syslog(3) into systemd-journald, exported with journalctl -o short-iso SYSLOG_FACILITY=2. The same journal entries are in samples/variants/journald-json (-o json)." "$ch"
-  manifest "$d2" journald-json "$start" "$end" "journalctl -o json (one JSON object per line, __REALTIME_TIMESTAMP microseconds)" \
+  manifest "$d2" journald-json "$start" "$end" "journalctl -o json (one JSON object per line, _SOURCE_REALTIME_TIMESTAMP and __REALTIME_TIMESTAMP in microseconds)" \
     "Postfix logging through syslog(3) into systemd-journald, exported with journalctl -o json SYSLOG_FACILITY=2. The same journal entries are in samples/variants/journald-short-iso." "$ch"
 }
 
@@ -327,7 +327,7 @@ PY
 }
 v_postscreen() {
   postlogd_variant postscreen "smtpd behind postscreen(8) (greet enforce, after-220 pipelining/non-SMTP/bare-newline tests, so the load's clients are checked and then passed or dropped), postscreen STARTTLS through tlsproxy(8), smtpd_tls_loglevel 1; a pregreet client and a pipelining client by hand, three swaks --tls sessions from 127.0.0.1 and three from 127.0.0.2-4 (STARTTLS during postscreen's tests, through tlsproxy)." \
-    'master.cf = "smtp inet -> postscreen; smtpd pass; dnsblog; tlsproxy"
+    '"master.cf" = "smtp inet -> postscreen; smtpd pass; dnsblog; tlsproxy"
 postscreen_greet_action = "enforce"
 postscreen_pipelining_enable = "yes"
 postscreen_non_smtp_command_enable = "yes"
@@ -382,7 +382,7 @@ smtpd_sasl_path = "private/auth"
 smtpd_tls_auth_only = "yes"
 anvil_status_update_time = "20s"
 smtpd_client_connection_rate_limit = "1000"
-smtpd_client_event_limit_exceptions = "" (loopback is in mynetworks, the default exception: anvil would never be asked)' set_tls_sasl tls_sasl_sessions
+smtpd_client_event_limit_exceptions = ""  # loopback is in mynetworks, the default exception: anvil would never be asked' set_tls_sasl tls_sasl_sessions
 }
 
 set_milter() {
