@@ -231,3 +231,16 @@ def test_runs_mart_equals_pflogsumm(path, variants_db):
         sql = f"select {', '.join(TOTALS)} from runs where run_id = ?"
         row = con.execute(sql, [path.parent.name]).fetchone()
     assert dict(zip(TOTALS, row, strict=True)) == pflogsumm_saved(path.parent.name)
+
+
+def test_journal_json_stamps_are_the_ones_journalctl_shows():
+    """The json export's entries, read by the parser, fall in the second that
+    `journalctl -o short-iso` printed for the same entries (the same run, exported twice)."""
+    js = SAMPLES / "variants/journald-json/maillog.json.gz"
+    iso = SAMPLES / "variants/journald-short-iso/maillog.gz"
+    _, rows = parsed(js)
+    shown = [t.split(" ", 1)[0] for _, t in FileSource(iso, iso.name).lines()]
+    assert len(rows) == len(shown)
+    for r, stamp in zip(rows, shown, strict=True):
+        want = datetime.fromisoformat(stamp).astimezone(UTC).replace(tzinfo=None)
+        assert datetime.fromisoformat(str(r["ts"])).replace(microsecond=0) == want, (r["ts"], stamp)
