@@ -338,7 +338,20 @@ MARTS += [
             ),
             (
                 "ExpectColumnValuesToBeInSet",
-                {"column": "final_status", "value_set": ["sent", "deferred", "bounced", "expired", "queued"]},
+                {
+                    "column": "final_status",
+                    # verify(8) probes end deliverable / undeliverable(-but-not-cached), never sent
+                    "value_set": [
+                        "sent",
+                        "deferred",
+                        "bounced",
+                        "expired",
+                        "queued",
+                        "deliverable",
+                        "undeliverable",
+                        "undeliverable-but-not-cached",
+                    ],
+                },
             ),
             *_nonneg(
                 "delay",

@@ -57,6 +57,14 @@ _SNIFF_SYSLOG = re.compile(
     r"|courierpop3login|imaplogin)(?:\[\d+\])?: ",
     re.M,
 )
+# `journalctl -o json`: one object per line, a mail program's SYSLOG_IDENTIFIER in it
+_SNIFF_JOURNAL = re.compile(
+    r'^\{.*"__REALTIME_TIMESTAMP"\s*:.*$',
+    re.M,
+)
+_JOURNAL_MAIL_PROGRAM = re.compile(
+    r'"SYSLOG_IDENTIFIER"\s*:\s*"(?:postfix[^"]*|sendmail|sm-mta|exim4?|dovecot|opendkim)"'
+)
 _SNIFF_EXIM = re.compile(
     r"^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d(?:\.\d+)?(?: [+-]\d{4})?(?: \[\d+\])? "
     r"(?:[0-9A-Za-z]{6}-[0-9A-Za-z]{6,11}-[0-9A-Za-z]{2,4} (?:<=|=>|->|\*\*|==|Completed)"
@@ -212,6 +220,7 @@ class MaillogParser(Parser):
         sample = "\n".join(lines)
         hits = sum(1 for _ in _SNIFF_SYSLOG.finditer(sample)) + sum(1 for _ in _SNIFF_EXIM.finditer(sample))
         hits += sum(1 for _ in _SNIFF_QMAIL.finditer(sample))
+        hits += sum(1 for m in _SNIFF_JOURNAL.finditer(sample) if _JOURNAL_MAIL_PROGRAM.search(m.group()))
         share = hits / len(lines)
         if share >= 0.5:
             return 95

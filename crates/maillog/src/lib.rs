@@ -5,7 +5,9 @@
 //! stamps is carried across chunks and blocks by `Parser`.
 
 pub mod cols;
+mod journal;
 mod mailbox;
+mod milter;
 mod other;
 pub mod parse;
 mod postfix;
@@ -86,6 +88,26 @@ pub fn parse_chunk(data: &[u8], ctx: &Ctx) -> Parsed {
         line_no += 1;
         while let Some((&b'\r', r)) = line.split_last() {
             line = r;
+        }
+        // a `journalctl -o json` object: parsed as the syslog line it stands for
+        if line.first() == Some(&b'{') && journal::is_journal_json(line) {
+            if let Some(fixed) = journal::to_syslog(line) {
+                // a field's bytes may be invalid UTF-8 or hold a NUL (`\u0000`): as other lines
+                let fixed = match std::str::from_utf8(&fixed) {
+                    Ok(s) if !s.contains('\0') => fixed,
+                    _ => String::from_utf8_lossy(&fixed).replace('\0', "\u{2400}").into_bytes(),
+                };
+                let mut row2 = Row::new();
+                row2.i(C::line_no, Some(line_no));
+                months.push(parse_line(&fixed, false, ctx, &mut row2));
+                if is_skipped(&row2) {
+                    skip.push(table.len as u32);
+                } else {
+                    row2.s(C::ts_format, b"journal_json");
+                }
+                table.push(&row2, data, &fixed);
+                continue;
+            }
         }
         let mut row = Row::new();
         row.i(C::line_no, Some(line_no));

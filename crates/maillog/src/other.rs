@@ -654,8 +654,46 @@ pub fn dovecot_shaped(m: &[u8]) -> bool {
     (named && (after.starts_with(b": ") || after.starts_with(b"("))) || (session && after.starts_with(b"("))
 }
 
-/// Dovecot POP3/IMAP: logins, logouts with their counters, auth failures, disconnects.
+/// A Dovecot process's line with a severity word that is not a login, logout or
+/// disconnect: `master: Warning: SIGHUP received - reloading configuration`,
+/// `imap(u)<..>: Info: ...`. Kind `dovecot_notice` with the service, the severity and the
+/// text; a line without a severity word stays `other`, so a shape the parser does not know
+/// is listed (`mtabench parse maillog --unknown`), not hidden.
+fn dovecot_notice<'a>(row: &mut Row<'a>, m: &'a [u8]) {
+    let n = run(m, |c| c.is_ascii_alphanumeric() || c == b'-' || c == b'_');
+    if n == 0 || !(m[n..].starts_with(b": ") || m[n..].starts_with(b"(")) {
+        return;
+    }
+    let Some(c) = find(m, b": ") else { return };
+    let text = &m[c + 2..];
+    for (word, sev) in [
+        (b"Warning: ".as_slice(), b"warning".as_slice()),
+        (b"Error: ", b"error"),
+        (b"Fatal: ", b"fatal"),
+        (b"Panic: ", b"panic"),
+        (b"Info: ", b"info"),
+        (b"Debug: ", b"debug"),
+    ] {
+        if let Some(x) = text.strip_prefix(word) {
+            row.s(C::kind, b"dovecot_notice");
+            if row.get_s(C::service).is_none() {
+                row.s(C::service, &m[..n]);
+            }
+            row.s(C::severity, sev);
+            row.s(C::detail, x);
+            return;
+        }
+    }
+}
+
 pub fn dovecot<'a>(row: &mut Row<'a>, m: &'a [u8]) {
+    dovecot_session(row, m);
+    if row.get_s(C::kind) == Some(b"other".as_slice()) {
+        dovecot_notice(row, m);
+    }
+}
+
+fn dovecot_session<'a>(row: &mut Row<'a>, m: &'a [u8]) {
     row.s(C::kind, b"other");
     // `pop3-login: Login: user=<u>, method=PLAIN, rip=1.2.3.4, lip=..., mpid=1, secured, session=<id>`
     // `pop3(u)<pid><session>: Disconnected: Logged out top=0/0, retr=5/16511, del=5/44, size=133287`
@@ -755,5 +793,48 @@ pub fn dovecot<'a>(row: &mut Row<'a>, m: &'a [u8]) {
             row.i(C::retr_bytes, pair(b"body_bytes=").0);
             row.i(C::del_msgs, pair(b"expunged=").0);
         }
+    }
+}
+
+#[cfg(test)]
+mod dovecot_tests {
+    use crate::cols::{Row, C, V};
+
+    fn run(m: &'static [u8]) -> Row<'static> {
+        let mut row = Row::new();
+        super::dovecot(&mut row, m);
+        row
+    }
+
+    fn int(r: &Row, c: C) -> Option<i64> {
+        match r.get(c) {
+            V::I(i) => Some(i),
+            _ => None,
+        }
+    }
+
+    #[test]
+    fn logout_without_user_pid_session_prefix() {
+        // mail_log_prefix = "%s: " (Dovecot 2.3)
+        let r = run(b"pop3: Disconnected: Logged out top=0/0, retr=5/14008, del=5/11, size=26517");
+        assert_eq!(r.get_s(C::kind), Some(&b"mailbox_logout"[..]));
+        assert_eq!(r.get_s(C::service), Some(&b"pop3"[..]));
+        assert_eq!(r.get_s(C::mailbox_user), None);
+        assert_eq!(int(&r, C::retr_msgs), Some(5));
+        assert_eq!(int(&r, C::retr_bytes), Some(14008));
+        assert_eq!(int(&r, C::mbox_msgs), Some(11));
+        assert_eq!(int(&r, C::mbox_size), Some(26517));
+    }
+
+    #[test]
+    fn service_notices() {
+        // a process's warning is a warning event
+        let r = run(b"master: Warning: SIGHUP received - reloading configuration");
+        assert_eq!(r.get_s(C::kind), Some(&b"warning"[..]));
+        assert_eq!(r.get_s(C::severity), Some(&b"warning"[..]));
+        assert_eq!(r.get_s(C::detail), Some(&b"SIGHUP received - reloading configuration"[..]));
+        let r = run(b"pop3-login: Login: user=<u@x>, method=PLAIN, rip=127.0.0.1, lip=127.0.0.1, mpid=4, secured");
+        assert_eq!(r.get_s(C::kind), Some(&b"mailbox_login"[..]));
+        assert_eq!(r.get_s(C::detail), None);
     }
 }

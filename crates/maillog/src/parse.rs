@@ -42,6 +42,7 @@ enum Fam {
     Qmail,
     Dovecot,
     Courier,
+    Milter,
     None,
 }
 
@@ -144,7 +145,7 @@ fn hex(x: &[u8]) -> i64 {
 }
 
 /// `[0-9A-F]{6,}|[0-9B-DF-HJ-NP-TV-Zb-df-hj-np-tv-z]{8,}` as a whole string.
-fn is_postfix_qid(x: &[u8]) -> bool {
+pub(crate) fn is_postfix_qid(x: &[u8]) -> bool {
     (x.len() >= 6 && x.iter().all(|&b| is_digit(b) || (b'A'..=b'F').contains(&b)))
         || (x.len() >= 8
             && x.iter().all(|&b| {
@@ -320,6 +321,8 @@ pub fn parse_line<'a>(line: &'a [u8], bad: bool, ctx: &Ctx, row: &mut Row<'a>) -
         Fam::Qmail
     } else if crate::mailbox::courier_service(prog).is_some() {
         Fam::Courier
+    } else if prog == b"opendkim" {
+        Fam::Milter
     } else {
         Fam::None
     };
@@ -356,6 +359,7 @@ pub fn parse_line<'a>(line: &'a [u8], bad: bool, ctx: &Ctx, row: &mut Row<'a>) -
         Fam::Exim => crate::other::exim(row, message),
         Fam::Qmail => crate::other::qmail(row, message),
         Fam::Dovecot => crate::other::dovecot(row, message),
+        Fam::Milter => crate::milter::opendkim(row, message),
         Fam::Courier => crate::mailbox::courier(row, crate::mailbox::courier_service(prog).unwrap_or(b"pop3"), message),
         Fam::None => row.s(C::kind, b"other"),
     }

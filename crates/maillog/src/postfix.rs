@@ -103,6 +103,8 @@ fn kind_of(prog: &[u8], b: &[u8], has_qid: bool, has_q: bool) -> &'static [u8] {
         (b"/dnsblog", b"dnsblog"),
         (b"/tlsproxy", b"tlsproxy"),
         (b"/postsuper", b"postsuper"),
+        (b"/verify", b"verify"),
+        (b"/tlsmgr", b"tlsmgr"),
     ] {
         if prog.ends_with(suf) {
             return match k {
@@ -113,6 +115,8 @@ fn kind_of(prog: &[u8], b: &[u8], has_qid: bool, has_q: bool) -> &'static [u8] {
                 b"dnsblog" => b"dnsblog",
                 b"tlsproxy" => b"tlsproxy",
                 b"postsuper" => b"postsuper",
+                b"verify" => b"verify",
+                b"tlsmgr" => b"tlsmgr",
                 _ => b"pickup",
             };
         }
@@ -746,5 +750,65 @@ fn extras<'a>(row: &mut Row<'a>, prog: &'a [u8], kind: &[u8], b: &'a [u8]) {
                 split_host(row, h, C::client_host, C::client_ip, C::client_port);
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod variant_lines {
+    //! Real lines of Postfix 3.7 (Debian 12) from samples/variants.
+    use crate::cols::{Row, C};
+    use crate::parse::{parse_line, Ctx};
+
+    fn parse(l: &'static [u8]) -> Row<'static> {
+        let ctx = Box::leak(Box::new(Ctx::new(2026, 0)));
+        let mut row = Row::new();
+        parse_line(l, false, ctx, &mut row);
+        row
+    }
+
+    fn s(r: &Row<'static>, c: C) -> Option<&'static str> {
+        r.get_s(c).map(|x| std::str::from_utf8(x).unwrap())
+    }
+
+    #[test]
+    fn kinds_of_daemons_only_the_variants_produce() {
+        for (line, kind) in [
+            (&b"Nov 27 03:08:02 vm postfix/tlsproxy[19761]: CONNECT from [127.0.0.2]:60489"[..], "tlsproxy"),
+            (b"Nov 27 03:08:02 vm postfix/tlsproxy[19761]: DISCONNECT [127.0.0.2]:60489", "tlsproxy"),
+            (b"Nov 27 03:01:57 vm postfix/verify[15117]: cache btree:/var/lib/postfix/verify_cache full cleanup: retained=0 dropped=0 entries", "cache_cleanup"),
+            (b"Nov 27 03:00:54 vm postfix/postsuper[30297]: Deleted: 2 messages", "postsuper"),
+            (b"Nov 27 03:09:08 vm postfix/anvil[24935]: statistics: max connection rate 58/60s for (smtp:127.0.0.1) at Nov 27 03:09:05", "anvil"),
+        ] {
+            assert_eq!(s(&parse(line), C::kind), Some(kind), "{}", String::from_utf8_lossy(line));
+        }
+    }
+
+    #[test]
+    fn tls_established_from_smtpd_and_tlsproxy() {
+        let r = parse(b"Nov 27 03:08:02 vm postfix/tlsproxy[19761]: Anonymous TLS connection established from [127.0.0.2]:60489: TLSv1.3 with cipher TLS_AES_256_GCM_SHA384 (256/256 bits) key-exchange X25519 server-signature RSA-PSS (2048 bits) server-digest SHA256");
+        assert_eq!(s(&r, C::kind), Some("tls"));
+        assert_eq!(s(&r, C::tls_level), Some("Anonymous"));
+        assert_eq!(s(&r, C::tls_protocol), Some("TLSv1.3"));
+        assert_eq!(s(&r, C::client_ip), Some("127.0.0.2"));
+        let r = parse(b"Nov 27 02:58:35 vm postfix/smtpd[565]: Anonymous TLS connection established from unknown[127.0.0.1]: TLSv1.2 with cipher ADH-AES256-GCM-SHA384 (256/256 bits)");
+        assert_eq!(s(&r, C::kind), Some("tls"));
+        assert_eq!(s(&r, C::tls_cipher), Some("ADH-AES256-GCM-SHA384"));
+    }
+
+    #[test]
+    fn improper_pipelining_keeps_its_client() {
+        let r = parse(b"Nov 27 03:07:50 vm postfix/smtpd[1]: improper command pipelining after EHLO from unknown[127.0.0.1]: MAIL FROM:<a@b.example>\\r\\n");
+        assert_eq!(s(&r, C::kind), Some("pipelining"));
+        assert_eq!(s(&r, C::client_ip), Some("127.0.0.1"));
+    }
+
+    #[test]
+    fn verify_probe_status_with_hyphens_and_long_queue_id() {
+        let r = parse(b"Nov 27 03:02:00 vm postfix/virtual[15131]: C52D6C2A38: to=<nouser3@bench.test>, relay=virtual, delay=0, delays=0/0/0/0, dsn=5.1.1, status=undeliverable-but-not-cached (unknown user: \"nouser3@bench.test\")");
+        assert_eq!(s(&r, C::status), Some("undeliverable-but-not-cached"));
+        assert_eq!(s(&r, C::status_text), Some("unknown user: \"nouser3@bench.test\""));
+        let r = parse(b"Nov 27 02:55:50 vm postfix/qmgr[31938]: 4jbJ2G3bhNz608R: from=<user76@bench.test>, size=3526, nrcpt=1 (queue active)");
+        assert_eq!(s(&r, C::queue_id), Some("4jbJ2G3bhNz608R"));
+        assert_eq!(s(&r, C::kind), Some("qmgr_from"));
     }
 }

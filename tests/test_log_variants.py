@@ -1,0 +1,246 @@
+"""Recorded Postfix and Dovecot log variants (samples/variants/*, scripts/record/postfix_variants.sh):
+other stamps and containers (rsyslog RFC 3164 / RFC 3339, journalctl short-iso and json), long
+queue ids, postscreen, TLS, SASL, a milter, header_checks, address verification, bounces,
+expiry, anvil, Dovecot's default and custom log prefixes. Each variant's log is read through the
+project's detection and parse; the oracles are regexes over the raw lines written here and the
+pflogsumm output saved beside the recording (tests/fixtures/oracles/<variant>/pflogsumm.txt)."""
+
+from __future__ import annotations
+
+import json
+import re
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import duckdb
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+from conftest import FIXTURES, SAMPLES, found
+
+from ingest.detect import detect
+from ingest.line_guard import parse_guarded
+from ingest.maillog_derived import classified_lines
+from ingest.parsers import ParseContext, get_parser
+from ingest.source import FileSource
+from ingest.value_fit import fit_ledger
+
+LOG_NAMES = ("maillog.gz", "maillog.json.gz", "dovecot.log.gz")
+LOGS = found([p for name in LOG_NAMES for p in SAMPLES.glob(f"variants/*/{name}")], "variant logs")
+IDS = [p.parent.name for p in LOGS]
+TOTALS = ("received", "delivered", "deferred", "bounced", "rejected")
+
+# programs this project reads: their lines must not be filed as 'other'
+KNOWN_PROGRAM = re.compile(r"^(?:postfix(?:-[^/]+)?(?:/.*)?|dovecot|opendkim)$")
+# a Postfix queue id as the line's first field after the tag: short (hex) or long (base 52)
+QUEUE_ID = re.compile(r"^([0-9A-F]{6,12}|[0-9B-DF-HJ-NP-TV-Zb-df-hj-np-tv-z]{10,}): ")
+# the line's tag and message, as syslog text or as a journal export object
+SYSLOG_BODY = re.compile(r"^\S+ \S+ ([^\s:\[]+)(?:\[\d+\])?: (.*)$")
+SYSLOG_3164 = re.compile(r"^[A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d \S+ ([^\s:\[]+)(?:\[\d+\])?: (.*)$")
+
+
+def raw_lines(path: Path) -> list[tuple[str, str]]:
+    """(program, message) of each raw line, by regex or json.loads: independent of the parser."""
+    out = []
+    for text in FileSource(path, path.name).lines():
+        t = text[1].rstrip("\r\n")
+        if t.startswith("{"):
+            obj = json.loads(t)
+            out.append((obj.get("SYSLOG_IDENTIFIER", ""), obj.get("MESSAGE", "")))
+            continue
+        m = SYSLOG_3164.match(t) or SYSLOG_BODY.match(t)
+        out.append((m.group(1), m.group(2)) if m else ("", t))
+    return out
+
+
+def parsed(path: Path) -> tuple[dict[int, str], list[dict]]:
+    source = FileSource(path, path.name)
+    lines = list(source.lines())
+    parser = get_parser("maillog")
+    ledger = parse_guarded(parser, lines, ParseContext(), where=str(path))
+    fit_ledger(ledger, parser.tables)
+    rows = []
+    for line_no, _ in lines:
+        items = [i for i in ledger.items.get(line_no, []) if i.get("table") == "maillog"]
+        rows.append(items[0] if items else {"line_no": line_no, "kind": None})
+    return ledger.status, rows
+
+
+@pytest.fixture(scope="module", params=LOGS, ids=IDS)
+def variant(request):
+    path = request.param
+    status, rows = parsed(path)
+    return path, status, rows, raw_lines(path)
+
+
+def test_detected_as_maillog(variant):
+    path = variant[0]
+    assert detect(FileSource(path, path.name)).format == "maillog"
+
+
+def test_every_line_parsed(variant):
+    path, status, rows, raw = variant
+    assert len(rows) == len(raw)
+    bad = [(n, s) for n, s in status.items() if s != "parsed"]
+    assert not bad, f"{path.parent.name}: {len(bad)} lines not parsed, first {bad[:3]}"
+
+
+def test_known_programs_rarely_other(variant):
+    path, _, rows, raw = variant
+    known = [(r, m) for r, (prog, m) in zip(rows, raw, strict=True) if KNOWN_PROGRAM.match(prog)]
+    assert known, "no line of a known program"
+    other = [m for r, m in known if r.get("kind") == "other"]
+    assert len(other) <= 0.001 * len(known), f"{len(other)} of {len(known)} filed other, e.g. {other[:3]}"
+
+
+def test_queue_ids_parsed(variant):
+    path, _, rows, raw = variant
+    missed = []
+    for r, (prog, msg) in zip(rows, raw, strict=True):
+        m = QUEUE_ID.match(msg)
+        if m and (prog.startswith("postfix") or prog == "opendkim") and r.get("queue_id") != m.group(1):
+            missed.append((r.get("queue_id"), msg[:100]))
+    assert not missed, f"{len(missed)} queue ids missed, e.g. {missed[:3]}"
+
+
+def pflogsumm_saved(variant_name: str) -> dict[str, int]:
+    text = (FIXTURES / "oracles" / variant_name / "pflogsumm.txt").read_text()
+    grand = text.split("Grand Totals", 1)[1].split("\n\n\n", 1)[0]
+    return {k: int(re.search(rf"^\s*(\d+)\s+{k}\b", grand, re.M).group(1)) for k in TOTALS}
+
+
+POSTFIX_LOGS = [p for p in LOGS if (FIXTURES / "oracles" / p.parent.name / "pflogsumm.txt").exists()]
+
+
+@pytest.mark.parametrize("path", POSTFIX_LOGS, ids=[p.parent.name for p in POSTFIX_LOGS])
+def test_totals_equal_pflogsumm(path, tmp_path):
+    """The ingest's counting (int_maillog__lines' classification) over the parsed lines."""
+    _, rows = parsed(path)
+    cols = ("line_no", "ts", "queue_id", "kind", "client", "message_id", "sender", "size", "nrcpt", "status")
+    cols += ("delay", "delay_before_qmgr", "delay_in_qmgr", "delay_conn_setup", "delay_transmission")
+    cols += ("relay", "dsn", "relay_host", "pid", "program", "status_text", "reject_action", "reject_stage")
+    kept = [r for r in rows if r.get("kind") and not str(r["kind"]).startswith("__")]
+    table = pa.table({c: pa.array([str(r[c]) if r.get(c) is not None else None for r in kept]) for c in cols})
+    part = tmp_path / "maillog.parquet"
+    pq.write_table(table, part)
+    sql = classified_lines([str(part)])
+    # as the runs mart counts: deferred is messages (distinct queue ids), the rest lines
+    counts = ", ".join(
+        f"count({what}) filter ({flag})"
+        for what, flag in [
+            ("*", "is_received"),
+            ("*", "is_delivered"),
+            ("distinct queue_id", "is_deferral"),
+            ("*", "is_bounced"),
+            ("*", "is_rejected"),
+        ]
+    )
+    got = duckdb.sql(f"select {counts} from ({sql})").fetchone()
+    assert dict(zip(TOTALS, got, strict=True)) == pflogsumm_saved(path.parent.name)
+
+
+DELIVERY_STATUS = re.compile(r"^to=<[^>]*>, .*?\bstatus=([A-Za-z-]+)")
+
+
+def test_delivery_status_read_whole(variant):
+    """`status=undeliverable-but-not-cached` (verify probes) and every other status word."""
+    path, _, rows, raw = variant
+    wrong = []
+    for r, (prog, msg) in zip(rows, raw, strict=True):
+        body = QUEUE_ID.sub("", msg, count=1)
+        m = DELIVERY_STATUS.match(body)
+        if m and prog.startswith("postfix") and r.get("status") != m.group(1):
+            wrong.append((r.get("status"), m.group(1)))
+    assert not wrong, f"{len(wrong)} delivery statuses misread, e.g. {wrong[:3]}"
+
+
+STAMP_3164 = re.compile(r"^([A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d) ")
+STAMP_ISO = re.compile(r"^(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?(?:Z|[+-]\d\d:?\d\d)) ")
+
+
+def raw_stamp(text: str) -> datetime | None:
+    """The line's time in UTC, read here with the standard library (no year in RFC 3164: this year)."""
+    if text.startswith("{"):
+        obj = json.loads(text)
+        us = int(obj.get("_SOURCE_REALTIME_TIMESTAMP") or obj["__REALTIME_TIMESTAMP"])
+        return datetime(1970, 1, 1) + timedelta(microseconds=us)
+    if m := STAMP_ISO.match(text):
+        return datetime.fromisoformat(m.group(1)).astimezone(UTC).replace(tzinfo=None)
+    if m := STAMP_3164.match(text):
+        return datetime.strptime(f"{datetime.now(UTC).year} {m.group(1)}", "%Y %b %d %H:%M:%S")
+    return None
+
+
+def test_timestamps_read(variant):
+    path = variant[0]
+    texts = [t.rstrip("\r\n") for _, t in FileSource(path, path.name).lines()]
+    wrong = []
+    for r, text in zip(variant[2], texts, strict=True):
+        want = raw_stamp(text)
+        got = r.get("ts")
+        if want is None or got is None or datetime.fromisoformat(str(got)) != want:
+            wrong.append((got, want, text[:60]))
+    assert not wrong, f"{len(wrong)} stamps misread, e.g. {wrong[:3]}"
+
+
+POP3_LOGOUT = re.compile(
+    r"^pop3(?:\(([^)]*)\)\S*)?: Disconnected: Logged out top=(\d+)/(\d+), retr=(\d+)/(\d+)"
+)
+LOGIN = re.compile(r"^(pop3|imap)-login: Login: user=<([^>]*)>")
+
+
+def test_dovecot_fields(variant):
+    """POP3 logouts with or without the `(user)<pid><session>` prefix, and logins."""
+    path, _, rows, raw = variant
+    seen, wrong = 0, []
+    for r, (prog, msg) in zip(rows, raw, strict=True):
+        if prog != "dovecot":
+            continue
+        if m := POP3_LOGOUT.match(msg):
+            seen += 1
+            want = ("mailbox_logout", m.group(1), *(int(g) for g in m.groups()[1:]))
+            got = (r.get("kind"), r.get("mailbox_user"), r.get("top_msgs"), r.get("top_bytes"))
+            got += (r.get("retr_msgs"), r.get("retr_bytes"))
+            if got != want:
+                wrong.append((got, want))
+        elif m := LOGIN.match(msg):
+            seen += 1
+            want = ("mailbox_login", m.group(1), m.group(2))
+            got = (r.get("kind"), r.get("service"), r.get("mailbox_user"))
+            if got != want:
+                wrong.append((got, want))
+    if path.name == "dovecot.log.gz":
+        assert seen, "no POP3 logout or login line"
+    assert not wrong, f"{len(wrong)} Dovecot lines misread, e.g. {wrong[:3]}"
+
+
+@pytest.fixture(scope="module")
+def variants_db(tmp_path_factory) -> Path:
+    """The variants ingested and built as runs (`mtabench ingest` + `build`)."""
+    from mtabench.cli import main
+
+    db = tmp_path_factory.mktemp("variants") / "t.duckdb"
+    assert main(["ingest", str(SAMPLES / "variants"), "--db", str(db)]) == 0
+    assert main(["build", "--db", str(db)]) == 0
+    return db
+
+
+@pytest.mark.parametrize("path", POSTFIX_LOGS, ids=[p.parent.name for p in POSTFIX_LOGS])
+def test_runs_mart_equals_pflogsumm(path, variants_db):
+    with duckdb.connect(str(variants_db), read_only=True) as con:
+        sql = f"select {', '.join(TOTALS)} from runs where run_id = ?"
+        row = con.execute(sql, [path.parent.name]).fetchone()
+    assert dict(zip(TOTALS, row, strict=True)) == pflogsumm_saved(path.parent.name)
+
+
+def test_journal_json_stamps_are_the_ones_journalctl_shows():
+    """The json export's entries, read by the parser, fall in the second that
+    `journalctl -o short-iso` printed for the same entries (the same run, exported twice)."""
+    js = SAMPLES / "variants/journald-json/maillog.json.gz"
+    iso = SAMPLES / "variants/journald-short-iso/maillog.gz"
+    _, rows = parsed(js)
+    shown = [t.split(" ", 1)[0] for _, t in FileSource(iso, iso.name).lines()]
+    assert len(rows) == len(shown)
+    for r, stamp in zip(rows, shown, strict=True):
+        want = datetime.fromisoformat(stamp).astimezone(UTC).replace(tzinfo=None)
+        assert datetime.fromisoformat(str(r["ts"])).replace(microsecond=0) == want, (r["ts"], stamp)
