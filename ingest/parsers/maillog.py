@@ -64,7 +64,9 @@ _SNIFF_EXIM = re.compile(
     re.M,
 )
 _SNIFF_QMAIL = re.compile(
-    r"^@4000[0-9a-f]{20} (?:new msg|info msg|starting delivery|delivery \d+|end msg|status:)", re.M
+    # qmail-send's log, or qmail-smtpd's: `tcpserver -v` in front of it
+    r"^@4000[0-9a-f]{20} (?:new msg|info msg|starting delivery|delivery \d+|end msg|status:|tcpserver: )",
+    re.M,
 )
 
 
