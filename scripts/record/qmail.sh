@@ -168,7 +168,8 @@ record() {
     start=$(date -u +%FT%TZ); s_ep=$(date +%s.%N)
     local cmd=(postal -p 25 -t "$THREADS" -m 4 -r "$RATE" 127.0.0.1 "$work/users.txt")
     set +e
-    "$CH" host $NAME timeout -s INT -k 30 "$DUR" stdbuf -oL "${cmd[@]}" > "$out/postal.csv" 2>&1
+    # postal writes its postal.log (one line per message) into its working directory
+    ( cd "$work" && "$CH" host $NAME timeout -s INT -k 30 "$DUR" stdbuf -oL "${cmd[@]}" ) > "$out/postal.csv" 2>&1
     rc=$?
     set -e
     end=$(date -u +%FT%TZ); e_ep=$(date +%s.%N)

@@ -1,10 +1,11 @@
-//! mtabench_maillog: the maillog parser (Postfix, Sendmail, Exim, qmail, Dovecot) as a
+//! mtabench_maillog: the maillog parser (Postfix, Sendmail, Exim, qmail, Courier, Dovecot) as a
 //! Python extension. Input: blocks of raw bytes; output: Arrow column buffers (values,
 //! offsets, validity) that Python assembles zero-copy with `pyarrow.Array.from_buffers`.
 //! Big blocks are parsed in parallel on line boundaries; the year roll-over of year-less
 //! stamps is carried across chunks and blocks by `Parser`.
 
 pub mod cols;
+mod courier;
 mod mailbox;
 pub mod other;
 pub mod parse;

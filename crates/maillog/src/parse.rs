@@ -1,5 +1,5 @@
 //! One maillog line -> one row. Header (stamp, host, tag), family (Postfix, Sendmail,
-//! Exim, qmail), kind, then the kind's fields. Noise and quarantine lines come out with
+//! Exim, qmail, Courier), kind, then the kind's fields. Noise and quarantine lines come out with
 //! kind `__noise` / `__quarantine` (detail = noise kind or reason, message = the line).
 
 use crate::cols::{Row, C};
@@ -42,6 +42,7 @@ enum Fam {
     Qmail,
     Dovecot,
     Courier,
+    CourierMta,
     None,
 }
 
@@ -312,6 +313,8 @@ pub fn parse_line<'a>(line: &'a [u8], bad: bool, ctx: &Ctx, row: &mut Row<'a>) -
         Fam::Qmail
     } else if prog == b"dovecot" {
         Fam::Dovecot
+    } else if crate::courier::is_mta(prog) {
+        Fam::CourierMta
     } else if crate::mailbox::courier_service(prog).is_some() {
         Fam::Courier
     } else {
@@ -351,6 +354,7 @@ pub fn parse_line<'a>(line: &'a [u8], bad: bool, ctx: &Ctx, row: &mut Row<'a>) -
         Fam::Qmail => crate::other::qmail(row, message),
         Fam::Dovecot => crate::other::dovecot(row, message),
         Fam::Courier => crate::mailbox::courier(row, crate::mailbox::courier_service(prog).unwrap_or(b"pop3"), message),
+        Fam::CourierMta => crate::courier::parse(row, prog, message),
         Fam::None => row.s(C::kind, b"other"),
     }
     month_out

@@ -1,6 +1,7 @@
 //! Real line shapes of the recorded runs of other MTAs (samples/mtas/), parsed as the
 //! streaming parser does.
 
+mod courier;
 mod qmail;
 
 use crate::cols::C;
