@@ -61,8 +61,9 @@ run() {
 }
 
 host() {
+    # exec: no shell left to report a killed child (postal) into the caller's output
     local name=$1; shift
-    ip netns exec "$(ns_of "$name")" "$@"
+    exec ip netns exec "$(ns_of "$name")" "$@"
 }
 
 down() {
