@@ -366,7 +366,7 @@ def test_exim_fields(con):
 def test_qmail_multilog(con):
     land(con, FIX / "qmail_current.log")
     r = rows(con)
-    assert [x["kind"] for x in r] == ["new_msg", "from", "delivery_start", "delivery", "removed"]
+    assert [x["kind"] for x in r] == ["new_msg", "arrival", "delivery_start", "delivery", "removed"]
     assert r[0]["ts"] == datetime(2025, 11, 22, 6, 59, 12, 0x1C9C3B24 // 1000)
     assert (r[1]["queue_id"], r[1]["sender"], r[1]["size"]) == ("4711", "alice@example.org", 1320)
     assert (r[2]["recipient"], r[2]["mailer"], r[2]["related_queue_id"]) == (
@@ -374,7 +374,7 @@ def test_qmail_multilog(con):
         "remote",
         "17",
     )
-    assert (r[3]["status"], r[3]["related_queue_id"]) == ("sent", "17")
+    assert (r[3]["status"], r[3]["related_queue_id"], r[3]["queue_id"]) == ("sent", "17", "4711")
 
 
 def test_parse_gives_per_line_ledger():

@@ -1,4 +1,4 @@
-"""Mail logs (Postfix, Sendmail, Exim, qmail/multilog, Dovecot) parsed by the compiled
+"""Mail logs (Postfix, Sendmail, Exim, qmail/multilog, Courier, Dovecot) parsed by the compiled
 parser in crates/maillog (Python module `mtabench_maillog`).
 
 Every line of the file becomes exactly one row: a `raw.maillog` row (kind says what it
@@ -54,7 +54,7 @@ _SNIFF_SYSLOG = re.compile(
     r"^(?:[A-Z][a-z]{2} [ 0-9]?\d \d\d:\d\d:\d\d|\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\S*) \S+ "
     # the mailbox side's servers too: a Dovecot-only or Courier-only log is a maillog
     r"(?P<prog>postfix[^\[:\s]*|sendmail|sm-mta|sm-msp-queue|exim4?|dovecot|(?:pop3|imap)d(?:-ssl)?"
-    r"|courierpop3login|imaplogin)(?:\[\d+\])?: ",
+    r"|courierpop3login|imaplogin|courier(?:d|local|esmtpd?|dsn))(?:\[\d+\])?: ",
     re.M,
 )
 # `journalctl -o json`: one object per line, a mail program's SYSLOG_IDENTIFIER in it
@@ -72,7 +72,9 @@ _SNIFF_EXIM = re.compile(
     re.M,
 )
 _SNIFF_QMAIL = re.compile(
-    r"^@4000[0-9a-f]{20} (?:new msg|info msg|starting delivery|delivery \d+|end msg|status:)", re.M
+    # qmail-send's log, or qmail-smtpd's: `tcpserver -v` in front of it
+    r"^@4000[0-9a-f]{20} (?:new msg|info msg|starting delivery|delivery \d+|end msg|status:|tcpserver: )",
+    re.M,
 )
 
 

@@ -1,14 +1,15 @@
-//! mtabench_maillog: the maillog parser (Postfix, Sendmail, Exim, qmail, Dovecot) as a
+//! mtabench_maillog: the maillog parser (Postfix, Sendmail, Exim, qmail, Courier, Dovecot) as a
 //! Python extension. Input: blocks of raw bytes; output: Arrow column buffers (values,
 //! offsets, validity) that Python assembles zero-copy with `pyarrow.Array.from_buffers`.
 //! Big blocks are parsed in parallel on line boundaries; the year roll-over of year-less
 //! stamps is carried across chunks and blocks by `Parser`.
 
 pub mod cols;
+mod courier;
 mod journal;
 mod mailbox;
 mod milter;
-mod other;
+pub mod other;
 pub mod parse;
 mod postfix;
 pub mod pq;
@@ -18,6 +19,7 @@ mod shape_tests;
 pub mod time;
 
 use cols::{Row, Table, Ty, C, COLUMNS};
+use other::QmailTie;
 use parse::{is_unknown, parse_line, Ctx};
 use pyo3::prelude::*;
 use pyo3::types::{PyList, PyTuple};
@@ -69,7 +71,7 @@ fn is_skipped(row: &Row) -> bool {
 
 /// Parse complete lines (`data` ends with `\n`, or is the last line of the input).
 /// `data` must be shorter than 2 GiB (string references hold 31-bit offsets).
-pub fn parse_chunk(data: &[u8], ctx: &Ctx) -> Parsed {
+pub fn parse_chunk(data: &[u8], ctx: &Ctx, tie: &mut QmailTie) -> Parsed {
     // a size estimate (buffers grow past it): counting the lines first costs a pass
     let n_est = data.len() / 64 + 1;
     let mut table = Table::new(n_est);
@@ -109,6 +111,8 @@ pub fn parse_chunk(data: &[u8], ctx: &Ctx) -> Parsed {
                 continue;
             }
         }
+        // a qmail delivery's message number, which its line does not carry (QmailTie)
+        let mut qid = Vec::new();
         let mut row = Row::new();
         row.i(C::line_no, Some(line_no));
         let m;
@@ -119,7 +123,10 @@ pub fn parse_chunk(data: &[u8], ctx: &Ctx) -> Parsed {
             } else if is_unknown(&row) {
                 unknown.push(table.len as u32);
             }
-            table.push(&row, data, &[]);
+            if tied(&mut row, tie, &mut qid) {
+                row.s(C::queue_id, &qid);
+            }
+            table.push(&row, data, &qid);
             continue;
         }
         match std::str::from_utf8(line) {
@@ -130,7 +137,10 @@ pub fn parse_chunk(data: &[u8], ctx: &Ctx) -> Parsed {
                 } else if is_unknown(&row) {
                     unknown.push(table.len as u32);
                 }
-                table.push(&row, data, &[]);
+                if tied(&mut row, tie, &mut qid) {
+                    row.s(C::queue_id, &qid);
+                }
+                table.push(&row, data, &qid);
             }
             Ok(s) => {
                 let fixed = s.replace('\0', "\u{2400}");
@@ -142,6 +152,7 @@ pub fn parse_chunk(data: &[u8], ctx: &Ctx) -> Parsed {
                 } else if is_unknown(&row2) {
                     unknown.push(table.len as u32);
                 }
+                tie.apply(&mut row2); // the repaired text is the arena's `temp`: no queue id tie
                 table.push(&row2, data, fixed.as_bytes());
             }
             Err(_) => {
@@ -161,6 +172,20 @@ pub fn parse_chunk(data: &[u8], ctx: &Ctx) -> Parsed {
     }
     table.finish();
     Parsed { table, months, skip, unknown }
+}
+
+/// Tie a qmail delivery row to its message: true when `qid` received the message number's
+/// digits, the row's queue_id (the table copies them to its arena, as a repaired line's
+/// text, so a value of the last line is never taken for a constant).
+#[inline]
+fn tied(row: &mut Row<'_>, tie: &mut QmailTie, qid: &mut Vec<u8>) -> bool {
+    match tie.apply(row) {
+        Some(n) => {
+            qid.extend_from_slice(n.to_string().as_bytes());
+            true
+        }
+        None => false,
+    }
 }
 
 /// Year roll-over state of one file, carried across chunks and blocks: a January run
@@ -231,15 +256,33 @@ fn split(data: &[u8], n: usize) -> Vec<(usize, usize)> {
 /// Parse a block in parallel; line numbers continue from `first_line_no`. The chunks keep
 /// `data` (their string values refer to it).
 pub fn parse_block(data: Arc<Vec<u8>>, ctx: &Ctx, years: &mut Years, first_line_no: i64, threads: usize) -> Vec<Chunk> {
-    let n = if data.len() < (1 << 20) || threads <= 1 { 1 } else { threads };
+    parse_block_tied(data, ctx, years, &mut QmailTie::default(), first_line_no, threads)
+}
+
+/// As parse_block, with the qmail state carried from the stream's earlier blocks. A block
+/// of multilog lines (`@4000...`) is parsed in order, one piece after the other: a delivery's
+/// end is tied to its start by the lines before it.
+pub fn parse_block_tied(
+    data: Arc<Vec<u8>>,
+    ctx: &Ctx,
+    years: &mut Years,
+    tie: &mut QmailTie,
+    first_line_no: i64,
+    threads: usize,
+) -> Vec<Chunk> {
+    let in_order = data.first() == Some(&b'@');
+    let n = if data.len() < (1 << 20) || threads <= 1 || in_order { 1 } else { threads };
     let n = n.max(data.len().div_ceil(MAX_PIECE));
     let pieces = if n == 1 { vec![(0, data.len())] } else { split(&data, n) };
-    let parsed: Vec<Parsed> = if pieces.len() == 1 {
-        vec![parse_chunk(&data, ctx)]
+    let parsed: Vec<Parsed> = if pieces.len() == 1 || in_order {
+        pieces.iter().map(|&(a, b)| parse_chunk(&data[a..b], ctx, tie)).collect()
     } else {
         std::thread::scope(|s| {
             let d = &data;
-            let hs: Vec<_> = pieces.iter().map(|&(a, b)| s.spawn(move || parse_chunk(&d[a..b], ctx))).collect();
+            let hs: Vec<_> = pieces
+                .iter()
+                .map(|&(a, b)| s.spawn(move || parse_chunk(&d[a..b], ctx, &mut QmailTie::default())))
+                .collect();
             hs.into_iter().map(|h| h.join().expect("parser thread panicked")).collect()
         })
     };
@@ -355,6 +398,7 @@ fn table_to_py<'py>(py: Python<'py>, mut c: Chunk) -> PyResult<Bound<'py, PyList
 struct Parser {
     ctx: Ctx,
     years: Years,
+    tie: QmailTie,
     carry: Vec<u8>,
     next_line: i64,
     threads: usize,
@@ -369,6 +413,7 @@ impl Parser {
         Parser {
             ctx: Ctx::new(year, utc_offset_minutes),
             years: Years { ref_month, ..Default::default() },
+            tie: QmailTie::default(),
             carry: Vec::new(),
             next_line: 1,
             threads,
@@ -459,9 +504,9 @@ impl Parser {
     }
 
     fn run(&mut self, py: Python<'_>, data: Vec<u8>) -> Vec<Chunk> {
-        let (ctx, years, first, threads) = (&self.ctx, &mut self.years, self.next_line, self.threads);
+        let (ctx, years, tie, first, threads) = (&self.ctx, &mut self.years, &mut self.tie, self.next_line, self.threads);
         let data = Arc::new(data);
-        let chunks = py.detach(|| parse_block(data, ctx, years, first, threads));
+        let chunks = py.detach(|| parse_block_tied(data, ctx, years, tie, first, threads));
         self.next_line += chunks.iter().map(|c| c.table.len as i64).sum::<i64>();
         chunks
     }
@@ -561,3 +606,6 @@ fn mtabench_maillog(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(known_program, m)?)?;
     Ok(())
 }
+
+#[cfg(test)]
+mod tests;

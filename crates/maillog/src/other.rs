@@ -3,6 +3,7 @@
 use crate::cols::{Row, C};
 use crate::postfix::split_host;
 use crate::scan::*;
+use std::collections::{HashMap, HashSet};
 
 /// `, relay=(.*?)(?:, [a-z]+=|$)`
 fn sm_relay(b: &[u8]) -> Option<&[u8]> {
@@ -519,7 +520,35 @@ fn exim_reason(m: &[u8]) -> Option<&[u8]> {
     })
 }
 
+/// `tcpserver -v` (ucspi-tcp) in front of qmail-smtpd, logged through `multilog t`:
+/// `status: 3/40`, `pid P from IP`, `ok P local:ip:port remote:ip:port`, `deny P ...`,
+/// `end P status S`.
+fn tcpserver<'a>(row: &mut Row<'a>, r: &'a [u8]) {
+    row.s(C::program, b"tcpserver");
+    let word = &r[..run(r, |c| !is_space(c))];
+    let arg = r.get(word.len() + 1..).unwrap_or(b"");
+    let pid = &arg[..run(arg, is_digit)];
+    let kind: &[u8] = match word {
+        b"status:" => b"status",
+        b"pid" if arg[pid.len()..].starts_with(b" from ") => {
+            let ip = &arg[pid.len() + 6..];
+            row.so(C::client, nonempty(&ip[..run(ip, |c| !is_space(c))]));
+            b"connect"
+        }
+        b"end" if arg[pid.len()..].starts_with(b" status ") => b"disconnect",
+        b"deny" => b"reject",
+        _ => b"other",
+    };
+    if kind != b"status" && kind != b"other" || word == b"ok" {
+        row.i(C::pid, to_i32(pid));
+    }
+    row.s(C::kind, kind);
+}
+
 pub fn qmail<'a>(row: &mut Row<'a>, m: &'a [u8]) {
+    if let Some(r) = m.strip_prefix(b"tcpserver: ") {
+        return tcpserver(row, r);
+    }
     row.so(C::queue_id, digits_after(m, b"msg "));
     let kind: &[u8] = if m.starts_with(b"new msg ") {
         b"new_msg"
@@ -686,6 +715,65 @@ fn dovecot_notice<'a>(row: &mut Row<'a>, m: &'a [u8]) {
     }
 }
 
+/// What one qmail-send log stream says across lines, in line order. qmail-send names a
+/// delivery D with its message N only on `starting delivery D: msg N to ...`; the line that
+/// ends it, `delivery D: success|deferral|failure: ...`, names D alone, and D is free for
+/// the next delivery once it ended. A bounce that qmail-send itself injects is announced as
+/// `bounce msg N qp P` before the bounce's own `info msg M: ... qp P`.
+#[derive(Default, Clone)]
+pub struct QmailTie {
+    deliveries: HashMap<u64, u64>,
+    bounce_qps: HashSet<u64>,
+}
+
+fn num(x: Option<&[u8]>) -> Option<u64> {
+    let x = x?;
+    if x.is_empty() || x.len() > 19 || !x.iter().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    Some(x.iter().fold(0u64, |a, &b| a * 10 + (b - b'0') as u64))
+}
+
+impl QmailTie {
+    /// Update the state with a parsed qmail row. Returns the message number of a
+    /// `delivery D:` row (its queue_id, which the line does not carry). An `info msg` row
+    /// of a message received from outside becomes kind `arrival`; a bounce's stays `from`.
+    pub fn apply(&mut self, row: &mut Row<'_>) -> Option<u64> {
+        if row.get_s(C::program) != Some(b"qmail".as_slice()) {
+            return None;
+        }
+        let kind = row.get_s(C::kind)?;
+        let message = row.get_s(C::message).unwrap_or(b"");
+        match kind {
+            b"delivery_start" => {
+                let d = num(row.get_s(C::related_queue_id))?;
+                let n = num(row.get_s(C::queue_id))?;
+                self.deliveries.insert(d, n);
+                None
+            }
+            b"delivery" => {
+                let d = num(row.get_s(C::related_queue_id))?;
+                self.deliveries.remove(&d)
+            }
+            b"bounce_notice" => {
+                if let Some(qp) = num(digits_after(message, b" qp ")) {
+                    self.bounce_qps.insert(qp);
+                }
+                None
+            }
+            b"from" => {
+                let qp = num(digits_after(message, b" qp "));
+                if !qp.is_some_and(|qp| self.bounce_qps.remove(&qp)) {
+                    row.s(C::kind, b"arrival");
+                }
+                None
+            }
+            _ => None,
+        }
+    }
+}
+
+/// Dovecot POP3/IMAP: logins, logouts with their counters, auth failures, disconnects.
 pub fn dovecot<'a>(row: &mut Row<'a>, m: &'a [u8]) {
     dovecot_session(row, m);
     if row.get_s(C::kind) == Some(b"other".as_slice()) {

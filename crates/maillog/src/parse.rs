@@ -1,5 +1,5 @@
 //! One maillog line -> one row. Header (stamp, host, tag), family (Postfix, Sendmail,
-//! Exim, qmail), kind, then the kind's fields. Noise and quarantine lines come out with
+//! Exim, qmail, Courier), kind, then the kind's fields. Noise and quarantine lines come out with
 //! kind `__noise` / `__quarantine` (detail = noise kind or reason, message = the line).
 
 use crate::cols::{Row, C};
@@ -43,6 +43,7 @@ enum Fam {
     Dovecot,
     Courier,
     Milter,
+    CourierMta,
     None,
 }
 
@@ -319,6 +320,8 @@ pub fn parse_line<'a>(line: &'a [u8], bad: bool, ctx: &Ctx, row: &mut Row<'a>) -
         Fam::Exim
     } else if fmt == Fmt::Tai64n {
         Fam::Qmail
+    } else if crate::courier::is_mta(prog) {
+        Fam::CourierMta
     } else if crate::mailbox::courier_service(prog).is_some() {
         Fam::Courier
     } else if prog == b"opendkim" {
@@ -361,6 +364,7 @@ pub fn parse_line<'a>(line: &'a [u8], bad: bool, ctx: &Ctx, row: &mut Row<'a>) -
         Fam::Dovecot => crate::other::dovecot(row, message),
         Fam::Milter => crate::milter::opendkim(row, message),
         Fam::Courier => crate::mailbox::courier(row, crate::mailbox::courier_service(prog).unwrap_or(b"pop3"), message),
+        Fam::CourierMta => crate::courier::parse(row, prog, message),
         Fam::None => row.s(C::kind, b"other"),
     }
     month_out

@@ -1,0 +1,160 @@
+"""Recorded notqmail runs (samples/mtas/qmail-*, scripts/record/qmail.sh) read through the
+project, against counts taken from the raw multilog lines by regular expressions written
+here, and the minutes of daemontools' own `tai64nlocal` (saved beside the oracle).
+
+qmail-send numbers a delivery D only on `starting delivery D: msg N to ...`; the line that
+ends it (`delivery D: success|deferral|failure`) names D alone, and D is reused. Messages
+that qmail-send bounces itself are announced by `bounce msg N qp P` before their own
+`info msg M: ... qp P`; they are not received mail.
+"""
+
+from __future__ import annotations
+
+import gzip
+import re
+from collections import Counter
+from datetime import datetime
+from pathlib import Path
+
+import duckdb
+import pytest
+from conftest import found, land_file
+
+from ingest.derive import derive
+from ingest.detect import detect
+from ingest.landing import ensure_schema, refresh_views
+from ingest.parsers.maillog import MaillogParser
+from ingest.source import FileSource
+
+ROOT = Path(__file__).resolve().parents[1]
+RUNS = found((ROOT / "samples" / "mtas").glob("qmail-*"), "recorded qmail runs")
+ORACLES = ROOT / "tests" / "fixtures" / "oracles"
+
+INFO = re.compile(r"^info msg (\d+): bytes \d+ from <[^>]*> qp (\d+) ")
+BOUNCE = re.compile(r"^bounce msg \d+ qp (\d+)$")
+START = re.compile(r"^starting delivery (\d+): msg (\d+) to ")
+DONE = re.compile(r"^delivery (\d+): (success|deferral|failure): ")
+STATUS = {"success": "delivered", "deferral": "deferred", "failure": "bounced"}
+
+
+def tai64nlocal_lines(run: Path) -> list[tuple[datetime, str]]:
+    """(UTC time, text) per line of qmail-send's log, as daemontools' tai64nlocal printed it
+    in the UTC chroot."""
+    path = ORACLES / run.name / "qmail-send.tai64nlocal.txt.gz"
+    out = []
+    for line in gzip.decompress(path.read_bytes()).decode().splitlines():
+        stamp, text = line[:29], line[30:]
+        out.append((datetime.strptime(stamp[:26], "%Y-%m-%d %H:%M:%S.%f"), text))
+    return out
+
+
+def oracle(run: Path) -> tuple[Counter, Counter]:
+    """Per minute and per run: received, delivered, deferred, bounced; and per message
+    number the deliveries ended (the tie kept here by a dict of D -> N)."""
+    minutes: Counter = Counter()
+    totals: Counter = Counter()
+    bounce_qps: set[str] = set()
+    open_deliveries: dict[str, str] = {}
+    for at, text in tai64nlocal_lines(run):
+        minute = at.replace(second=0, microsecond=0)
+        if m := BOUNCE.match(text):
+            bounce_qps.add(m[1])
+        elif m := INFO.match(text):
+            if m[2] in bounce_qps:
+                bounce_qps.discard(m[2])
+            else:
+                minutes[(minute, "received")] += 1
+                totals["received"] += 1
+        elif m := START.match(text):
+            open_deliveries[m[1]] = m[2]
+        elif m := DONE.match(text):
+            what = STATUS[m[2]]
+            minutes[(minute, what)] += 1
+            totals[what] += 1
+            totals["tied"] += m[1] in open_deliveries
+            open_deliveries.pop(m[1], None)
+        elif text.startswith("new msg "):
+            totals["messages"] += 1
+    return minutes, totals
+
+
+@pytest.fixture(scope="module", params=RUNS, ids=lambda p: p.name)
+def landed(request, landing_con):
+    run = request.param
+    con = landing_con
+    fid = 100 + RUNS.index(run)
+    land_file(con, MaillogParser(), run / "qmail-send.log.gz", file_id=fid, year=2026)
+    land_file(con, MaillogParser(), run / "qmail-smtpd.log.gz", file_id=fid + 50, year=2026)
+    derive(con)
+    refresh_views(con)  # the derived tables' views, as the ingest rebuilds them
+    return run, con, fid
+
+
+@pytest.fixture(scope="module")
+def landing_con():
+    con = duckdb.connect()
+    ensure_schema(con)
+    yield con
+    con.close()
+
+
+def test_both_logs_are_maillogs():
+    for run in RUNS:
+        for name in ("qmail-send.log.gz", "qmail-smtpd.log.gz"):
+            assert detect(FileSource(run / name, name)).format == "maillog", (run.name, name)
+
+
+def test_stamps_are_tai64nlocal_times(landed):
+    run, con, fid = landed
+    ours = con.execute(
+        f"select ts from raw.maillog where file_id = {fid} and ts_format = 'tai64n' order by line_no"
+    ).fetchall()
+    theirs = [at for at, _ in tai64nlocal_lines(run)]
+    assert len(ours) == len(theirs)
+    # tai64nlocal prints nanoseconds; ours are microseconds (truncated)
+    assert [t for (t,) in ours] == theirs
+
+
+def test_counts_per_run_and_minute(landed):
+    run, con, fid = landed
+    minutes, totals = oracle(run)
+    got = con.execute(
+        f"""select minute_at, received, delivered, deferred, bounced, rejected
+            from raw.maillog_minutes where file_id = {fid}"""
+    ).fetchall()
+    ours: Counter = Counter()
+    for minute, *counts in got:
+        for what, n in zip(("received", "delivered", "deferred", "bounced", "rejected"), counts, strict=True):
+            if n:
+                ours[(minute, what)] += n
+    assert ours == minutes
+    assert totals["received"] > 1000 and totals["delivered"] > 1000 and totals["bounced"] > 0
+
+
+def test_messages_tie_their_deliveries(landed):
+    run, con, fid = landed
+    _, totals = oracle(run)
+    n, delivered, bounced, queued = con.execute(
+        f"""select count(*), sum(delivered_recipients), sum(bounced_recipients),
+                   count(*) filter (where final_status = 'queued')
+            from raw.maillog_messages where file_id = {fid}"""
+    ).fetchone()
+    assert n == totals["messages"]
+    assert (delivered, bounced) == (totals["delivered"], totals["bounced"])
+    assert totals["tied"] == totals["delivered"] + totals["deferred"] + totals["bounced"]
+    # every message of a drained run ended (`end msg N`) after its last delivery
+    assert queued == 0
+
+
+def test_smtpd_log_counts_connections(landed):
+    run, con, fid = landed
+    raw = gzip.decompress((run / "qmail-smtpd.log.gz").read_bytes()).decode().splitlines()
+    pids = Counter(m[1] for ln in raw if (m := re.search(r" tcpserver: (pid|end|status:) ", ln)))
+    kinds = dict(
+        con.execute(
+            f"select kind, count(*) from raw.maillog where file_id = {fid + 50} group by kind"
+        ).fetchall()
+    )
+    assert kinds.get("connect") == pids["pid"]
+    assert kinds.get("disconnect") == pids["end"]
+    assert kinds.get("status") == pids["status:"]
