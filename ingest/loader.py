@@ -185,8 +185,8 @@ def ingest_archive(
         apply_limits(con)
         ensure_schema(con)
         folder_state.ensure(con)
-        run_ids = assign_run_ids([i for i in items if isinstance(i, arc.RunFolder)])
         ledger = Ledgers.load(con, trust_stat)
+        run_ids = assign_run_ids([i for i in items if isinstance(i, arc.RunFolder)], ledger)
         # the folders' states are trusted only with the stat shortcut, and not when maillogs
         # are also staged for Spark (the full path checks each file is staged)
         if trust_stat and lines_dir is None:
@@ -270,6 +270,8 @@ class Ledgers:
     trust_stat: bool = True
     states: dict[str, str] = field(default_factory=dict)  # run_key -> folder state on record
     new_states: dict[str, str | None] = field(default_factory=dict)  # to record at the end
+    # run.toml read for the run ids (assign_run_ids): (manifest, error), read once an ingest
+    manifests: dict[str, tuple[Manifest | None, str | None]] = field(default_factory=dict)
 
     @classmethod
     def load(cls, con, trust_stat: bool = True) -> Ledgers:
@@ -293,15 +295,13 @@ class Ledgers:
         return None
 
 
-def assign_run_ids(folders: list[arc.RunFolder]) -> dict[str, tuple[str, str | None]]:
+def assign_run_ids(folders: list[arc.RunFolder], ledger: Ledgers) -> dict[str, tuple[str, str | None]]:
     """run_key -> (run_id, note on a clash). Decided by the archive alone, whatever the
     landing holds: runs claiming one id (run.toml's run_id, else the folder name) are put in
     run-key order; the first keeps it, each other becomes `<id>@<6 hex of its run key>`."""
     claims: dict[str, list[str]] = {}
     for folder in folders:
-        manifest, _ = _read_manifest([FileSource(p, rel) for p, rel in folder.files])
-        rid = (manifest.run_id if manifest else None) or folder.default_run_id
-        claims.setdefault(rid, []).append(folder.run_key)
+        claims.setdefault(_claimed_id(folder, ledger), []).append(folder.run_key)
     out: dict[str, tuple[str, str | None]] = {}
     for rid, keys in claims.items():
         first, *others = sorted(keys)
@@ -311,6 +311,21 @@ def assign_run_ids(folders: list[arc.RunFolder]) -> dict[str, tuple[str, str | N
             note = f"run_id {rid!r} already used by the run in {first!r}; the run in {key!r} is renamed"
             out[key] = (f"{rid}@{short}", f"{note} {rid}@{short}")
     return out
+
+
+def _claimed_id(folder: arc.RunFolder, ledger: Ledgers) -> str:
+    """The run id a folder asks for: its run.toml's run_id, else its name. A run.toml unchanged
+    since it was read (size and mtime) is not parsed again: its manifest is on record."""
+    toml = next(((p, rel) for p, rel in folder.files if rel.endswith("/run.toml")), None)
+    if toml is None:
+        return folder.default_run_id
+    run = ledger.runs.get(folder.run_key)
+    prev = ledger.unchanged(file_id_for(toml[1]), toml[0].stat())
+    if run is not None and prev is not None and prev.format == "manifest":
+        recorded = json.loads(run["manifest_json"]) if run.get("manifest_json") else {}
+        return recorded.get("run_id") or folder.default_run_id
+    manifest, _ = ledger.manifests[folder.run_key] = _read_manifest([FileSource(*toml)])
+    return (manifest.run_id if manifest else None) or folder.default_run_id
 
 
 def _ingest_run(
@@ -357,7 +372,8 @@ def _ingest_run_files(
     lines_dir: Path | None,
     ledger: Ledgers,
 ) -> RunOutcome:
-    manifest, manifest_error = _read_manifest(files)
+    read = ledger.manifests.pop(folder.run_key, None)
+    manifest, manifest_error = read if read is not None else _read_manifest(files)
     detections: dict[str, Detection | Exception] = {}
     for src in files:
         # a file unchanged since it was hashed was sniffed then: its format is on record

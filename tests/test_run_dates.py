@@ -39,6 +39,9 @@ def test_a_run_without_manifest_is_dated_by_its_maillog_not_its_mtimes(tmp_path)
     for name in ("maillog.gz", "postal.csv"):
         shutil.copyfile(BASE / name, copied / name)
         os.utime(copied / name, (week, week))
+    # postal's clock labels alone carry no day: nothing dates this run
+    (archive / "undated").mkdir()
+    shutil.copyfile(BASE / "postal.csv", archive / "undated/postal.csv")
     # the oracle: the maillog's first stamp, read here
     first = gzip.decompress((BASE / "maillog.gz").read_bytes()).split(b"\n", 1)[0].decode()
     month, day = first[:3], int(first[4:6])
@@ -50,10 +53,12 @@ def test_a_run_without_manifest_is_dated_by_its_maillog_not_its_mtimes(tmp_path)
     assert proc.returncode == 0, proc.stderr[-3000:]
     with duckdb.connect(str(tmp_path / "data/serving/mtabench.duckdb"), read_only=True) as con:
         got = dict(con.execute("select run_id, status from runs").fetchall())
+        reason = con.execute("select status_reason from runs where run_id = 'undated'").fetchone()[0]
     with duckdb.connect(str(tmp_path / "data/mtabench.duckdb"), read_only=True) as con:
         run_date, inferred = con.execute(
             "select run_date, inferred from raw.runs where run_key = 'copied'"
         ).fetchone()
-    assert got == {"a-baseline-t5": "ok", "copied": "ok"}
+    assert got == {"a-baseline-t5": "ok", "copied": "ok", "undated": "failed"}
+    assert reason.startswith("no date: ") and "warning: run undated -> undated: no date: " in proc.stderr
     assert (run_date.strftime("%b"), run_date.day) == (month, day)
     assert "from the stamps of copied/maillog.gz" in inferred and "modification" not in inferred
