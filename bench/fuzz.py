@@ -1,5 +1,7 @@
-"""Fuzz every format through `mtabench parse` and ingest for N minutes; print cases, crashes
-and lost lines (the harness is tests/fuzz_harness.py, also run bounded by tests/test_fuzz.py).
+"""Fuzz every format through `mtabench parse` and ingest, and run.toml manifests through
+ingest (fields of every type and value, cut and arbitrary bytes), for N minutes; print cases,
+crashes and lost lines (the harness is tests/fuzz_harness.py, also run bounded by
+tests/test_fuzz.py and tests/test_manifest_trust.py).
 
     uv run python bench/fuzz.py --minutes 10 [--ingest-share 0.2] [--seed 1]
 
@@ -17,10 +19,20 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
-from fuzz_harness import cases, check_ingest, check_parse, seed_lines, workdir  # noqa: E402
+from fuzz_harness import (  # noqa: E402
+    cases,
+    check_ingest,
+    check_manifest,
+    check_parse,
+    manifest_cases,
+    seed_lines,
+    workdir,
+)
 from hypothesis import HealthCheck, given, settings  # noqa: E402
 
 from ingest.parsers import PARSERS  # noqa: E402
+
+MANIFEST = "run.toml"
 
 
 def main() -> int:
@@ -55,6 +67,18 @@ def main() -> int:
 
         one()
 
+    def run_manifests() -> None:
+        @settings(max_examples=10, deadline=None, database=None, suppress_health_check=list(HealthCheck))
+        @given(doc=manifest_cases())
+        def one(doc: bytes) -> None:
+            n_cases[MANIFEST] += 1
+            n_ingested[MANIFEST] += 1
+            o = check_manifest(doc, work)
+            crashes.extend(f"{c}  run.toml={doc[:120]!r}" for c in o.crashes)
+            lost.extend(f"{c}  run.toml={doc[:120]!r}" for c in o.lost_lines)
+
+        one()
+
     with workdir() as work:
         while time.monotonic() < deadline:
             round_ += 1
@@ -62,6 +86,8 @@ def main() -> int:
                 if time.monotonic() >= deadline:
                     break
                 run_format(fmt)
+            if time.monotonic() < deadline:
+                run_manifests()
             print(
                 f"round {round_}: {sum(n_cases.values())} cases, {sum(n_ingested.values())} ingested, "
                 f"{len(crashes)} crashes, {len(lost)} lost-line findings",
@@ -69,7 +95,7 @@ def main() -> int:
             )
     print()
     print(f"{'format':15} {'cases':>8} {'ingested':>9}")
-    for fmt in formats:
+    for fmt in [*formats, MANIFEST]:
         print(f"{fmt:15} {n_cases[fmt]:8d} {n_ingested[fmt]:9d}")
     print(f"\ncases {sum(n_cases.values())}  ingested {sum(n_ingested.values())}  "
           f"crashes {len(crashes)}  lost lines {len(lost)}  ({args.minutes:g} min)")  # fmt: skip

@@ -7,11 +7,13 @@ Extraction refuses any member that would land outside its target.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import shutil
 import stat
 import tarfile
+import uuid
 import zipfile
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -56,13 +58,35 @@ def _strip_bundle_suffix(name: str) -> str:
     return name
 
 
+def extraction_dir(work_dir: Path) -> Path:
+    """A folder of this process's own under `<work>/extracted`: two ingests sharing a data
+    folder (other databases, same $MTABENCH_DATA) never unpack into, or remove, each
+    other's files; each removes only its own."""
+    return work_dir / "extracted" / f"{os.getpid()}-{uuid.uuid4().hex[:8]}"
+
+
 def discover(archive: Path, extract_root: Path) -> Iterator[RunFolder | BundleProblem]:
     """Every run of the archive; what bundle extraction wrote is removed once the walk ends."""
     archive = archive.resolve()
     try:
         yield from _walk(archive, archive, "", extract_root)
     finally:
-        shutil.rmtree(extract_root, ignore_errors=True)
+        _remove(extract_root)
+
+
+@contextlib.contextmanager
+def discovered(archive: Path, extract_root: Path) -> Iterator[list[RunFolder | BundleProblem]]:
+    """Every run of the archive as a list (bundles stay unpacked until the block ends)."""
+    archive = archive.resolve()
+    try:
+        yield list(_walk(archive, archive, "", extract_root))
+    finally:
+        _remove(extract_root)
+
+
+def _remove(extract_root: Path) -> None:
+    # only this walk's own folder: its shared parent may be another ingest's at this moment
+    shutil.rmtree(extract_root, ignore_errors=True)
 
 
 # Bounds on what one bundle may unpack to: a few KB of zeros must not fill the disk.

@@ -19,7 +19,7 @@ from pathlib import Path
 import duckdb
 
 from ingest import archive as arc
-from ingest import derive, folder_state, maillog_lines
+from ingest import derive, folder_state, maillog_lines, run_clock
 from ingest.detect import Detection, detect
 from ingest.landing import delete_file_rows, ensure_schema, land_file, refresh_views
 from ingest.line_guard import ParserBug, TooManyBadValues, blamed_line
@@ -31,6 +31,8 @@ from ingest.source import BadInput, FileSource, count_lines
 
 DETECT_VERSION = "detect-1"
 ON_RECORD = "\0format on record"  # a Detection's note: taken from raw.files, the file not sniffed
+# a run neither its run.toml nor its content dates (classic syslog stamps have no year)
+NO_DATE = "no date: no run.toml date or start_utc and no stamp with a year in its files"
 TOOL_BY_FORMAT = {"postal": "postal", "smtp_source": "smtp-source"}
 
 
@@ -140,7 +142,7 @@ def scan_archive(archive: Path, db_path: Path, work_dir: Path) -> list[RunScan]:
         return fid, FileSource(path, rel).sha256()
 
     out = []
-    for item in arc.discover(archive, work_dir / "extracted"):
+    for item in arc.discover(archive, arc.extraction_dir(work_dir)):
         if isinstance(item, arc.BundleProblem):
             fid, sha = sha_of(item.path, item.rel_path)
             state = "unchanged" if known.get(fid) == sha else "error"
@@ -179,14 +181,12 @@ def ingest_archive(
     for the Spark parse (ingest/maillog_lines.py)."""
     db_path.parent.mkdir(parents=True, exist_ok=True)
     report = IngestReport()
-    used_ids: dict[str, str] = {}
-    with duckdb.connect(str(db_path)) as con:
+    with duckdb.connect(str(db_path)) as con, arc.discovered(archive, arc.extraction_dir(work_dir)) as items:
         apply_limits(con)
         ensure_schema(con)
         folder_state.ensure(con)
-        for row in con.execute("select run_id, run_key from raw.runs").fetchall():
-            used_ids[row[0]] = row[1]
         ledger = Ledgers.load(con, trust_stat)
+        run_ids = assign_run_ids([i for i in items if isinstance(i, arc.RunFolder)], ledger)
         # the folders' states are trusted only with the stat shortcut, and not when maillogs
         # are also staged for Spark (the full path checks each file is staged)
         if trust_stat and lines_dir is None:
@@ -194,7 +194,7 @@ def ingest_archive(
         # the Parquet-landed tables' views are rebuilt once, not per file (binding a view
         # reads every part's footer); a killed ingest leaves them to the next ensure_schema
         try:
-            for item in arc.discover(archive, work_dir / "extracted"):
+            for item in items:
                 key = item.rel_path if isinstance(item, arc.BundleProblem) else item.run_key
                 if only is not None and key not in only:
                     continue
@@ -203,7 +203,7 @@ def ingest_archive(
                     report.problems.append(out)
                     progress(f"  ! {item.rel_path}: {item.message}")
                     continue
-                run = _ingest_run(con, item, used_ids, lines_dir, ledger)
+                run = _ingest_run(con, item, run_ids[item.run_key], lines_dir, ledger)
                 report.runs.append(run)
                 bad = [f for f in run.files if f.status == "error"]
                 changed = sum(f.status != "unchanged" for f in run.files)
@@ -211,7 +211,7 @@ def ingest_archive(
                 for f in bad:
                     progress(f"    ! {f.path}: {f.message}")
                 for w in run.warnings:
-                    if "already used" in w:  # an unreadable run.toml is listed with the file errors
+                    if "already used" in w or w.startswith("run.toml fields"):  # unreadable: a file error
                         progress(f"    ! {w}")
             if only is None:  # a full-archive ingest: what the archive no longer has goes
                 seen = {r.run_key for r in report.runs} | {p.path for p in report.problems}
@@ -270,6 +270,8 @@ class Ledgers:
     trust_stat: bool = True
     states: dict[str, str] = field(default_factory=dict)  # run_key -> folder state on record
     new_states: dict[str, str | None] = field(default_factory=dict)  # to record at the end
+    # run.toml read for the run ids (assign_run_ids): (manifest, error), read once an ingest
+    manifests: dict[str, tuple[Manifest | None, str | None]] = field(default_factory=dict)
 
     @classmethod
     def load(cls, con, trust_stat: bool = True) -> Ledgers:
@@ -293,15 +295,49 @@ class Ledgers:
         return None
 
 
+def assign_run_ids(folders: list[arc.RunFolder], ledger: Ledgers) -> dict[str, tuple[str, str | None]]:
+    """run_key -> (run_id, note on a clash). Decided by the archive alone, whatever the
+    landing holds: runs claiming one id (run.toml's run_id, else the folder name) are put in
+    run-key order; the first keeps it, each other becomes `<id>@<6 hex of its run key>`."""
+    claims: dict[str, list[str]] = {}
+    for folder in folders:
+        claims.setdefault(_claimed_id(folder, ledger), []).append(folder.run_key)
+    out: dict[str, tuple[str, str | None]] = {}
+    for rid, keys in claims.items():
+        first, *others = sorted(keys)
+        out[first] = (rid, None)
+        for key in others:
+            short = hashlib.sha1(key.encode()).hexdigest()[:6]
+            note = f"run_id {rid!r} already used by the run in {first!r}; the run in {key!r} is renamed"
+            out[key] = (f"{rid}@{short}", f"{note} {rid}@{short}")
+    return out
+
+
+def _claimed_id(folder: arc.RunFolder, ledger: Ledgers) -> str:
+    """The run id a folder asks for: its run.toml's run_id, else its name. A run.toml unchanged
+    since it was read (size and mtime) is not parsed again: its manifest is on record."""
+    toml = next(((p, rel) for p, rel in folder.files if rel.endswith("/run.toml")), None)
+    if toml is None:
+        return folder.default_run_id
+    run = ledger.runs.get(folder.run_key)
+    prev = ledger.unchanged(file_id_for(toml[1]), toml[0].stat())
+    if run is not None and prev is not None and prev.format == "manifest":
+        recorded = json.loads(run["manifest_json"]) if run.get("manifest_json") else {}
+        return recorded.get("run_id") or folder.default_run_id
+    manifest, _ = ledger.manifests[folder.run_key] = _read_manifest([FileSource(*toml)])
+    return (manifest.run_id if manifest else None) or folder.default_run_id
+
+
 def _ingest_run(
-    con, folder: arc.RunFolder, used_ids: dict[str, str], lines_dir: Path | None, ledger: Ledgers
+    con, folder: arc.RunFolder, run_id: tuple[str, str | None], lines_dir: Path | None, ledger: Ledgers
 ) -> RunOutcome:
     files = [FileSource(p, rel) for p, rel in folder.files]
     stats = {src.rel_path: src.path.stat() for src in files}
     state = folder_state.folder_state(stats) if not folder.bundle else None
-    if state is not None and (same := _unchanged_run(folder, stats, state, ledger)) is not None:
+    same = _unchanged_run(folder, stats, state, ledger) if state is not None else None
+    if same is not None and same.run_id == run_id[0]:
         return same
-    out = _ingest_run_files(con, folder, files, stats, used_ids, lines_dir, ledger)
+    out = _ingest_run_files(con, folder, files, stats, run_id, lines_dir, ledger)
     ok = all(f.status != "error" for f in out.files)
     ledger.new_states[folder.run_key] = state if ok and lines_dir is None else None
     return out
@@ -323,7 +359,7 @@ def _unchanged_run(
         outcomes.append(FileOutcome(rel, prev.format, "unchanged", prev.message))
     notes = run["inferred"].split("; ") if run["inferred"] else []
     out = RunOutcome(folder.run_key, run["run_id"], files=outcomes, notes=notes)
-    out.warnings = [n for n in notes if "already used" in n or n.startswith("run.toml unreadable")]
+    out.warnings = _warnings(notes)
     return out
 
 
@@ -332,17 +368,12 @@ def _ingest_run_files(
     folder: arc.RunFolder,
     files: list[FileSource],
     stats: dict[str, os.stat_result],
-    used_ids: dict[str, str],
+    run_id: tuple[str, str | None],  # (run id, the note of a clash that renamed it)
     lines_dir: Path | None,
     ledger: Ledgers,
 ) -> RunOutcome:
-    manifest, manifest_error = None, None
-    for src in files:
-        if src.rel_path.endswith("/run.toml"):
-            try:
-                manifest = parse_manifest(src.data().decode("utf-8"))
-            except (ManifestError, UnicodeDecodeError, ValueError) as exc:
-                manifest_error = str(exc)
+    read = ledger.manifests.pop(folder.run_key, None)
+    manifest, manifest_error = read if read is not None else _read_manifest(files)
     detections: dict[str, Detection | Exception] = {}
     for src in files:
         # a file unchanged since it was hashed was sniffed then: its format is on record
@@ -353,19 +384,14 @@ def _ingest_run_files(
             continue
         detections[src.rel_path] = _sniff(src)
     run_row, notes = _run_row(folder, files, manifest, manifest_error, detections)
-    rid = run_row["run_id"]
-    if used_ids.get(rid, folder.run_key) != folder.run_key:
-        short = hashlib.sha1(folder.run_key.encode()).hexdigest()[:6]
-        notes.append(
-            f"run_id {rid!r} already used by the run in {used_ids[rid]!r}; "
-            f"the run in {folder.run_key!r} is renamed {rid}@{short}"
-        )
-        rid = run_row["run_id"] = f"{rid}@{short}"
+    rid, clash = run_id
+    run_row["run_id"] = rid
+    if clash:
+        notes.append(clash)
     run_row["inferred"] = "; ".join(notes) or None
-    used_ids[rid] = folder.run_key
     _upsert_run(con, run_row, ledger)
     out = RunOutcome(folder.run_key, rid, notes=notes)
-    out.warnings = [n for n in notes if "already used" in n or n.startswith("run.toml unreadable")]
+    out.warnings = _warnings(notes)
     start = run_row["start_utc"]
     ctx = ParseContext(
         run_key=folder.run_key,
@@ -380,7 +406,15 @@ def _ingest_run_files(
     )
     for src in files:
         out.files.append(
-            _ingest_file(con, src, stats[src.rel_path], detections[src.rel_path], ctx, manifest_error, ledger)
+            _ingest_file(
+                con,
+                src,
+                stats[src.rel_path],
+                detections[src.rel_path],
+                ctx,
+                (manifest is not None, manifest_error),
+                ledger,
+            )
         )
         done = out.files[-1]
         if lines_dir is not None and done.format == "maillog" and done.status in ("loaded", "unchanged"):
@@ -389,6 +423,32 @@ def _ingest_run_files(
             if not maillog_lines.is_staged(lines_dir, ctx.run_key, fid, sha):
                 maillog_lines.stage(lines_dir, src, fid, sha, ctx)
     return out
+
+
+def _warnings(notes: list[str]) -> list[str]:
+    """The notes a user must hear: a renamed run, a bad run.toml, a run without a date."""
+    heard = ("run.toml unreadable", "run.toml fields", "no date")
+    return [n for n in notes if "already used" in n or n.startswith(heard)]
+
+
+def _format(det: Detection | Exception) -> str | None:
+    return det.format if isinstance(det, Detection) else None
+
+
+def _read_manifest(files: list[FileSource]) -> tuple[Manifest | None, str | None]:
+    """The run's manifest and what was wrong with it: a run.toml that cannot be read at all
+    gives (None, why); one with bad fields gives the manifest without them and their reasons."""
+    for src in files:
+        if not src.rel_path.endswith("/run.toml"):
+            continue
+        try:
+            manifest = parse_manifest(src.data().decode("utf-8"))
+        except UnicodeDecodeError as exc:
+            return None, f"run.toml is not UTF-8 text: {exc}"
+        except (ManifestError, BadInput, ValueError) as exc:
+            return None, f"run.toml: {exc}" if not str(exc).startswith("run.toml") else str(exc)
+        return manifest, "; ".join(manifest.problems) or None
+    return None, None
 
 
 def _sniff(src: FileSource) -> Detection | Exception:
@@ -413,7 +473,7 @@ def _ingest_file(
     st: os.stat_result,  # taken before hashing: a write meanwhile moves the mtime: hashed again
     det: Detection | Exception,
     ctx: ParseContext,
-    manifest_error,
+    manifest_state: tuple[bool, str | None],  # (run.toml readable, what was wrong with it)
     ledger: Ledgers,
 ):
     fid = file_id_for(src.rel_path)
@@ -458,10 +518,11 @@ def _ingest_file(
         if isinstance(det, Exception):
             raise det
         if fmt == "manifest":
+            readable, manifest_error = manifest_state
             status, msg, counts = (
-                ("error", manifest_error, None) if manifest_error else ("loaded", None, None)
+                ("loaded", manifest_error, None) if readable else ("error", manifest_error, None)
             )
-            if not manifest_error:
+            if readable:
                 n = count_lines(src.data())
                 counts = (n, n, 0, 0)
         elif fmt == "empty":
@@ -572,6 +633,8 @@ def _run_row(folder, files, manifest: Manifest | None, manifest_error, detection
     m = manifest or Manifest()
     if manifest is None:
         notes.append(f"run.toml unreadable ({manifest_error})" if manifest_error else "no run.toml")
+    elif manifest_error:
+        notes.append(f"run.toml fields ignored ({manifest_error})")
     run_id = m.run_id or folder.default_run_id
     if not m.run_id:
         notes.append("run_id from folder name")
@@ -583,14 +646,12 @@ def _run_row(folder, files, manifest: Manifest | None, manifest_error, detection
         notes.append(f"tool {tool!r} inferred from file formats")
     run_date = m.date
     if run_date is None and m.start_utc is None:
-        mtimes = [
-            datetime.fromtimestamp(s.path.stat().st_mtime, UTC)
-            for s in files
-            if not s.rel_path.endswith(".toml")
-        ]
-        if mtimes:
-            run_date = min(mtimes).date()
-            notes.append(f"date {run_date} from file modification time")
+        fmts = [(s, _format(detections[s.rel_path])) for s in files]
+        if found := run_clock.content_date(fmts):
+            run_date = found[0]
+            notes.append(f"date {run_date} from {found[1]}")
+        else:
+            notes.append(NO_DATE)
     at = (
         m.start_utc.replace(tzinfo=UTC)
         if m.start_utc

@@ -5,16 +5,19 @@ Accepts the keys the recorded runs use (run_id, start_utc, end_utc, monitor_*,
 [mta.previous_settings] (the values before the change, as `mtabench record` writes them),
 timezone (IANA name or UTC offset), date, and the comparison keys group (the comparison group,
 instead of folder + MTA + load tool + host) and baseline (a run id: compare with that run only).
-Unknown keys are kept in `extra`.
+Unknown keys are kept in `extra`. The file is untrusted input: a field of the wrong type or
+value (`load_exit_code = [1]`, `tool = "postal"`) is left out and named in `problems`, e.g.
+"run.toml: load_exit_code must be an integer, got a list"; the rest of the manifest counts.
 """
 
 from __future__ import annotations
 
 import json
+import math
 import re
 import tomllib
 from dataclasses import asdict, dataclass, field
-from datetime import UTC, date, datetime, timedelta
+from datetime import UTC, date, datetime, time, timedelta
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 OFFSET = re.compile(r"^(?:UTC|GMT)?\s*(?P<sign>[+-])(?P<h>\d{1,2})(?::?(?P<m>\d{2}))?$", re.IGNORECASE)
@@ -67,50 +70,197 @@ class Manifest:
     previous_settings: dict[str, str] = field(default_factory=dict)
     notes: str | None = None
     extra: dict = field(default_factory=dict)
+    problems: list[str] = field(default_factory=list)  # fields left out: wrong type or value
 
     def to_json(self) -> str:
-        return json.dumps(asdict(self), default=str, ensure_ascii=False, sort_keys=True)
+        doc = {k: v for k, v in asdict(self).items() if k != "problems"}
+        return json.dumps(doc, default=str, ensure_ascii=False, sort_keys=True)
 
 
 def parse_manifest(text: str) -> Manifest:
+    """The manifest of `text`. Invalid TOML raises ManifestError; a field of the wrong type
+    or value is left out and named in `problems` (the rest of the manifest still counts)."""
     try:
         doc = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise ManifestError(f"run.toml is not valid TOML: {exc}") from exc
     m = Manifest()
-    m.run_id = _str(doc.get("run_id"))
-    m.label = _str(doc.get("label"))
-    tags = doc.get("tags", [])
-    m.tags = [str(t) for t in tags] if isinstance(tags, list) else [str(tags)]
-    m.timezone = str(doc.get("timezone") or "UTC")
-    utc_offset_minutes(m.timezone, None)  # validate early
-    if "date" in doc:
-        d = doc["date"]
-        m.date = d if isinstance(d, date) and not isinstance(d, datetime) else _parse_date(str(d))
+    fields = _Fields(doc, m.problems)
+    m.run_id = fields.text("run_id")
+    m.label = fields.text("label")
+    m.tags = fields.tags("tags")
+    m.timezone = fields.timezone("timezone") or "UTC"
+    m.date = fields.day("date")
     for key in ("start_utc", "end_utc", "monitor_start_utc", "monitor_end_utc", "queue_drained_utc"):
-        if key in doc:
-            setattr(m, key, _utc(doc[key], key))
-    if "duration_s" in doc:
-        m.duration_s = float(doc["duration_s"])
-    if "load_exit_code" in doc:
-        m.load_exit_code = int(doc["load_exit_code"])
-    m.hostname = _str(doc.get("hostname"))
-    m.group = _nonblank(doc.get("group"))
-    m.baseline = _nonblank(doc.get("baseline"))
-    m.tool = {k: str(v) for k, v in (doc.get("tool") or {}).items()}
-    mta = dict(doc.get("mta") or {})
-    changed = mta.pop("changed_settings", {}) or {}
-    previous = mta.pop("previous_settings", {}) or {}
-    m.mta = {k: str(v) for k, v in mta.items()}
-    m.changed_settings = {k: str(v) for k, v in changed.items()}
-    m.previous_settings = {k: str(v) for k, v in previous.items()}
+        setattr(m, key, fields.instant(key))
+    m.duration_s = fields.number("duration_s")
+    m.load_exit_code = fields.integer("load_exit_code")
+    m.hostname = fields.text("hostname")
+    m.group = _nonblank(fields.text("group"))
+    m.baseline = _nonblank(fields.text("baseline"))
+    m.tool = fields.table("tool")
+    mta = fields.table("mta", nested=("changed_settings", "previous_settings"))
+    m.changed_settings = fields.table("mta.changed_settings", doc.get("mta"))
+    m.previous_settings = fields.table("mta.previous_settings", doc.get("mta"))
+    m.mta = mta
     notes = doc.get("notes")
-    m.notes = _str(notes.get("text")) if isinstance(notes, dict) else _str(notes)
+    if isinstance(notes, dict):
+        m.notes = fields.text("notes.text", notes.get("text"))
+    else:
+        m.notes = fields.text("notes")
     extra = {k: v for k, v in doc.items() if k not in KNOWN_TOP}
     if isinstance(notes, dict):
         extra.update({f"notes.{k}": v for k, v in notes.items() if k != "text"})
     m.extra = extra
     return m
+
+
+def _kind(v: object) -> str:
+    """What a TOML value is, as a user reads it in a message."""
+    if isinstance(v, bool):
+        return "a boolean"
+    if isinstance(v, int):
+        return "an integer"
+    if isinstance(v, float):
+        return "a float"
+    if isinstance(v, str):
+        return "a string"
+    if isinstance(v, list):
+        return "a list"
+    if isinstance(v, dict):
+        return "a table"
+    if isinstance(v, datetime):
+        return "a date-time"
+    if isinstance(v, date):
+        return "a date"
+    if isinstance(v, time):
+        return "a time"
+    return type(v).__name__
+
+
+INT32 = (-(2**31), 2**31 - 1)  # raw.runs.load_exit_code is an INTEGER
+
+
+class _Fields:
+    """Typed reads of the manifest's fields: a value of the wrong type or out of range is
+    dropped (None / empty) and the reason appended to `problems`."""
+
+    def __init__(self, doc: dict, problems: list[str]) -> None:
+        self.doc, self.problems = doc, problems
+
+    def _get(self, key: str, parent: object) -> object:
+        if parent is not None:
+            return parent.get(key.rsplit(".", 1)[-1]) if isinstance(parent, dict) else None
+        return self.doc.get(key)
+
+    def bad(self, key: str, want: str, v: object) -> None:
+        self.problems.append(f"run.toml: {key} must be {want}, got {_kind(v)}")
+
+    def text(self, key: str, value: object = None) -> str | None:
+        v = value if value is not None or "." in key else self.doc.get(key)
+        if v is None:
+            return None
+        if isinstance(v, str):
+            return v
+        if isinstance(v, int | float) and not isinstance(v, bool):
+            return str(v)  # run_id = 5: a number written without quotes
+        self.bad(key, "a string", v)
+        return None
+
+    def tags(self, key: str) -> list[str]:
+        v = self.doc.get(key)
+        if v is None:
+            return []
+        if isinstance(v, str):
+            return [v]
+        if isinstance(v, list) and all(
+            isinstance(t, str | int | float) and not isinstance(t, bool) for t in v
+        ):
+            return [str(t) for t in v]
+        self.bad(key, "a string or a list of strings", v)
+        return []
+
+    def timezone(self, key: str) -> str | None:
+        v = self.text(key)
+        if v is None or not v.strip():
+            return None
+        try:
+            utc_offset_minutes(v, None)
+        except ManifestError as exc:
+            self.problems.append(f"run.toml: {exc}; UTC assumed")
+            return None
+        return v
+
+    def day(self, key: str) -> date | None:
+        v = self.doc.get(key)
+        if v is None:
+            return None
+        if isinstance(v, date) and not isinstance(v, datetime):
+            return v
+        if isinstance(v, str):
+            try:
+                return _parse_date(v)
+            except ManifestError as exc:
+                self.problems.append(f"run.toml: {exc}")
+                return None
+        self.bad(key, "a date (YYYY-MM-DD)", v)
+        return None
+
+    def instant(self, key: str) -> datetime | None:
+        v = self.doc.get(key)
+        if v is None:
+            return None
+        if not isinstance(v, datetime | str):
+            self.bad(key, "a date-time (ISO 8601)", v)
+            return None
+        try:
+            return _utc(v, key)
+        except (ManifestError, OverflowError, ValueError) as exc:
+            self.problems.append(f"run.toml: {exc}")
+            return None
+
+    def number(self, key: str) -> float | None:
+        v = self.doc.get(key)
+        if v is None:
+            return None
+        if isinstance(v, bool) or not isinstance(v, int | float):
+            self.bad(key, "a number", v)
+            return None
+        f = float(v) if abs(v) < 1e300 else math.inf
+        if not math.isfinite(f) or f < 0:
+            self.problems.append(f"run.toml: {key} must be a finite number >= 0, got {v!r}")
+            return None
+        return f
+
+    def integer(self, key: str) -> int | None:
+        v = self.doc.get(key)
+        if v is None:
+            return None
+        if isinstance(v, bool) or not isinstance(v, int):
+            self.bad(key, "an integer", v)
+            return None
+        if not INT32[0] <= v <= INT32[1]:
+            self.problems.append(f"run.toml: {key} must be an integer in {INT32[0]}..{INT32[1]}, got {v}")
+            return None
+        return v
+
+    def table(self, key: str, parent: object = None, nested: tuple[str, ...] = ()) -> dict[str, str]:
+        """A table of plain values as text; `nested`: sub-tables read on their own."""
+        v = self._get(key, parent)
+        if v is None:
+            return {}
+        if not isinstance(v, dict):
+            self.bad(key, "a table", v)
+            return {}
+        out = {}
+        for k, item in v.items():
+            if k in nested:
+                continue
+            if isinstance(item, dict | list):
+                self.bad(f"{key}.{k}", "a string, number, boolean or date", item)
+                continue
+            out[k] = str(item)
+        return out
 
 
 def utc_offset_minutes(tz: str, at: datetime | None) -> int:
@@ -122,7 +272,7 @@ def utc_offset_minutes(tz: str, at: datetime | None) -> int:
         return 0
     try:
         zone = ZoneInfo(tz)
-    except (ZoneInfoNotFoundError, ValueError) as exc:
+    except (ZoneInfoNotFoundError, ValueError, OSError) as exc:
         raise ManifestError(f"unknown timezone {tz!r} (use an IANA name or an offset like +08:00)") from exc
     at = at or datetime(2000, 1, 1, tzinfo=UTC)
     off = zone.utcoffset(at.astimezone(zone).replace(tzinfo=None))

@@ -192,6 +192,29 @@ def cmd_validate(args, paths: Paths) -> int:
     return 0
 
 
+def _validate_holding_back(args, paths: Paths) -> dict[str, str]:
+    """cmd_validate for `mtabench run`: a run whose own rows fail a check is held back
+    (mtabench/hold_back.py) and the suites run again without it; returns the held runs."""
+    from mtabench.hold_back import validate_holding_back
+    from mtabench.validate import validate
+
+    _progress("validate (Great Expectations)")
+    every = getattr(args, "all_runs", False) or getattr(args, "full_refresh", False)
+    with warnings_and_logging_to(paths.log_dir / "validate.log") as log:
+        suites = args.suite or None
+        docs: list[Path | None] = [None]
+
+        def attempt(held: set[str]) -> None:
+            docs[0] = validate(paths.db, paths.gx_dir, suites=suites, changed_only=not every, held=held)
+
+        held = validate_holding_back(attempt)
+    for run_id, reason in sorted(held.items()):
+        _progress(f"  ! {run_id}: {reason}; not published")
+    met = "all expectations met" + (f" by the other runs ({len(held)} held back)" if held else "")
+    _progress(f"  {met}; {_docs_note(docs[0])}; log: {log}")
+    return held
+
+
 def _docs_note(docs: Path | None) -> str:
     if docs is not None:
         return f"Data Docs: {docs}"
@@ -233,6 +256,7 @@ def _run(args, paths: Paths, warm) -> int:
     from mtabench.summary import landing_notes, notes, pick, render, summary_rows
 
     laps = _Laps()
+    held: dict[str, str] = {}
     rc, loaded = _ingest(args, paths)
     laps.lap("ingest")
     if rc:
@@ -258,19 +282,24 @@ def _run(args, paths: Paths, warm) -> int:
     else:
         cmd_build(args, paths, warm=warm)
         laps.lap("build")
-        cmd_validate(args, paths)
+        held = _validate_holding_back(args, paths)
         laps.lap("validate")
     readable = built
     if not args.no_publish:
-        readable = served = publish(built, paths.serving_db)
+        readable = served = publish(built, paths.serving_db, held=held)
         laps.lap("publish")
         _progress(f"published {served}")
     _progress("")
-    shown, left_out = pick(summary_rows(built), loaded)
+    rows = summary_rows(built)
+    for row in rows:  # the status the serving file has
+        if row["run_id"].split("#")[0] in held:
+            row["status"] = "held"
+    shown, left_out = pick(rows, loaded)
     _progress(render(shown))
     if left_out:
         _progress(f"... and {left_out:,} more runs (this run's first, then any not ok): select * from runs")
-    run_notes = notes(built, {r["run_id"] for r in shown} if left_out else None)
+    run_notes = [f"{run_id}: {reason}; not published" for run_id, reason in sorted(held.items())]
+    run_notes += notes(built, {r["run_id"] for r in shown} if left_out else None)
     run_notes += landing_notes(paths.db, Path(args.archive or REPO / "samples"))
     if run_notes:
         _progress("\nnotes:\n" + "\n".join(f"  {n}" for n in run_notes))

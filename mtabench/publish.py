@@ -33,6 +33,7 @@ from pathlib import Path
 import duckdb
 
 from mtabench.compare_sql import create_compare_macro
+from mtabench.hold_back import hold_back
 
 PREFIX = ".publishing-"
 # a temp copy without a readable pid (older releases) counts as stale after this long
@@ -268,13 +269,16 @@ def _replace_changed_runs(con, table: str) -> int:
     return len(folders)
 
 
-def publish(db: Path, serving: Path, full: bool = False) -> Path:
+def publish(db: Path, serving: Path, full: bool = False, held: dict[str, str] | None = None) -> Path:
     """Publish the build `db` to `serving`: incrementally onto a copy of the previous serving
-    file where it can, else (or with `full`) every table written anew."""
-    return publish_report(db, serving, full).path
+    file where it can, else (or with `full`) every table written anew. `held`: runs held
+    back (mtabench/hold_back.py), published as their status only."""
+    return publish_report(db, serving, full, held).path
 
 
-def publish_report(db: Path, serving: Path, full: bool = False) -> Published:
+def publish_report(
+    db: Path, serving: Path, full: bool = False, held: dict[str, str] | None = None
+) -> Published:
     """`publish`, saying how it went."""
     serving.parent.mkdir(parents=True, exist_ok=True)
     remove_stale_copies(serving.parent)
@@ -296,6 +300,8 @@ def publish_report(db: Path, serving: Path, full: bool = False) -> Published:
                 Path(tmp + ".wal").unlink(missing_ok=True)
         if not updated:
             _write_published_tables(db, Path(tmp))
+        if held:
+            hold_back(Path(tmp), held)
         os.chmod(tmp, 0o644)  # readers may run as another user
         # the data must be on disk before the name points at it, or a crash can serve a torn file
         with open(tmp, "rb+") as f:

@@ -86,7 +86,8 @@ def notes(db: Path, run_ids: set[str] | None = None) -> list[str]:
     run_ids: only these runs' notes (the runs the table shows)."""
     with duckdb.connect(str(db), read_only=True) as con:
         rows = con.execute(
-            """select r.run_id, r.status, r.status_reason, w.run_key, w.manifest_error, w.inferred,
+            """select r.run_id, r.status, r.status_reason, w.run_key, w.manifest_error,
+                      w.has_manifest, w.inferred,
                       case when d.capacity_status = 'short' then d.capacity_basis end as short_basis
                from main.runs r
                left join raw.runs w on w.run_id = regexp_replace(r.run_id, '#[0-9]+$', '')
@@ -95,7 +96,7 @@ def notes(db: Path, run_ids: set[str] | None = None) -> list[str]:
         ).fetchall()
     out = []
     seen_keys: set[str] = set()
-    for run_id, status, reason, run_key, manifest_error, inferred, short_basis in rows:
+    for run_id, status, reason, run_key, manifest_error, has_manifest, inferred, short_basis in rows:
         if run_ids is not None and run_id not in run_ids:
             continue
         if status != "ok":
@@ -106,7 +107,8 @@ def notes(db: Path, run_ids: set[str] | None = None) -> list[str]:
             continue
         seen_keys.add(run_key)
         if manifest_error:
-            out.append(f"{run_id} ({run_key}/run.toml): unreadable, defaults used: {manifest_error}")
+            how = "fields ignored" if has_manifest else "unreadable, defaults used"
+            out.append(f"{run_id} ({run_key}/run.toml): {how}: {manifest_error}")
         if m := re.search(r"run_id '[^']*' already used .* is renamed \S+", inferred or ""):
             out.append(f"{run_id}: {m.group(0)}")
     return out

@@ -24,6 +24,8 @@ class Failure:
     expectation: str
     kwargs: dict
     detail: str
+    per_run: bool = False  # the check judges each run's rows on their own
+    runs: list[str] = field(default_factory=list)  # folder run ids of the failing rows seen
 
     def __str__(self) -> str:
         args = ", ".join(f"{k}={v!r}" for k, v in self.kwargs.items())
@@ -44,6 +46,7 @@ def validate(
     suites: list[str] | None = None,
     changed_only: bool = False,
     record: bool | None = None,
+    held: set[str] | None = None,
 ) -> Path | None:
     """Validate; return the Data Docs index, or None when no check had a failing row for
     Great Expectations to judge. Raises ValidationFailed naming each failure.
@@ -53,9 +56,13 @@ def validate(
     record (default: changed_only): a passing suite is recorded as validated for every run at
     its current state. A suite that read every row and passed is that verdict too: unrecorded,
     the validate after `--all-runs` read every row again (9 of the 39 s of adding one run to
-    236x the samples after a full rebuild, issue 18)."""
+    236x the samples after a full rebuild, issue 18).
+    held: folder run ids held back (mtabench/hold_back.py): per-run checks skip their rows,
+    and nothing is recorded as validated."""
     if record is None:
         record = changed_only
+    if held:
+        record = False
     site = gx_dir / "gx" / "uncommitted" / "data_docs" / "local_site"
     # Data Docs show the last validate: the site is written anew from this validate's results
     shutil.rmtree(site, ignore_errors=True)
@@ -66,6 +73,8 @@ def validate(
         apply_limits(con)
         for suite_name in suites or list(SUITES):
             scope = validate_scope.pending(con, suite_name, SUITES[suite_name]) if changed_only else None
+            if held:
+                scope = validate_scope.without(con, scope, held)
             before = len(failures)
             for check in SUITES[suite_name]:
                 failures += _run_check(gx, con, suite_name, check, scope)
@@ -162,6 +171,7 @@ class _Outcome:
     unexpected_count: int = 0
     partial: list = field(default_factory=list)
     where: str = ""
+    runs: list[str] = field(default_factory=list)
     error: str | None = None  # GX raised instead of counting
     failed: bool = False
 
@@ -306,7 +316,11 @@ def _run_check(
         sum(o.failed for o in outcomes),
     )
     return [
-        Failure(suite_name, check.name, o.type, o.kwargs, o.error or _detail(o)) for o in outcomes if o.failed
+        Failure(
+            suite_name, check.name, o.type, o.kwargs, o.error or _detail(o), check.per_run is not None, o.runs
+        )
+        for o in outcomes
+        if o.failed
     ]
 
 
@@ -362,23 +376,23 @@ def _validate(gx_: _Gx, con, name: str, expectations: list, df) -> list[_Outcome
                 continue
             unexpected = [_plain(u) for u in res.get("partial_unexpected_list") or []]
             o.partial = unexpected[:5]
-            o.where = _where(con, df, o.kwargs.get("column"), unexpected)
+            o.where, o.runs = _where(con, df, o.kwargs.get("column"), unexpected)
     return outcomes
 
 
-def _where(con, df, column: str | None, unexpected: list | None, most: int = 5) -> str:
+def _where(con, df, column: str | None, unexpected: list | None, most: int = 5) -> tuple[str, list[str]]:
     """`; runs: ...; files: ...` for the rows holding the unexpected values, so a failure
     points at the archive: the rows' own files (file_id), else their runs' files, files in
-    error (an unreadable run.toml) first."""
+    error (an unreadable run.toml) first; and the folder run ids of those rows."""
     if column is None or column not in df.columns or not unexpected:
-        return ""
+        return "", []
     try:
         values = [v for v in unexpected if v is not None]
         mask = df[column].isin(values) if values else df[column].isna()
         if len(values) < len(unexpected):
             mask |= df[column].isna()
     except TypeError:  # unhashable values (lists, dicts)
-        return ""
+        return "", []
     rows = df[mask]
     run_col = next((c for c in ("run_id", "baseline_run_id", "run_key") if c in rows.columns), None)
     runs = sorted({str(r) for r in rows[run_col].dropna()}) if run_col else []
@@ -402,4 +416,14 @@ def _where(con, df, column: str | None, unexpected: list | None, most: int = 5) 
         return ", ".join(xs[:most]) + (f" (+{len(xs) - most} more)" if len(xs) > most else "")
 
     out = f"; runs: {_list(runs)}" if runs else ""
-    return out + (f"; files: {_list(names)}" if names else "")
+    folders = sorted({r.split("#")[0] for r in runs}) if run_col in ("run_id", "run_key") else []
+    if not run_col and ids:  # a landing check: the runs of the rows' files
+        folders = [
+            r[0]
+            for r in con.execute(
+                "select distinct r.run_id from raw.files f join raw.runs r using (run_key) "
+                "where list_contains(?, f.file_id) order by 1",
+                [ids],
+            ).fetchall()
+        ]
+    return out + (f"; files: {_list(names)}" if names else ""), folders

@@ -123,6 +123,20 @@ def pending(con, suite: str, checks: list[Check]) -> Scope | None:
     return Scope([r[1] for r in rows], [f[0] for f in files])
 
 
+def without(con, scope: Scope | None, held: set[str]) -> Scope:
+    """`scope` (None: every run) less the runs held back (folder run ids) and their files."""
+    rows = con.execute("select run_key, run_id from raw.runs").fetchall()
+    keys = [k for k, rid in rows if rid not in held]
+    files = con.execute("select file_id from raw.files where list_contains(?, run_key)", [keys]).fetchall()
+    kept_runs = [rid for _, rid in rows if rid not in held]
+    kept_files = [f[0] for f in files]
+    if scope is not None:
+        kept_runs = [r for r in scope.folder_run_ids if r not in held]
+        pending = set(scope.file_ids)
+        kept_files = [f for f in kept_files if f in pending]
+    return Scope(kept_runs, kept_files)
+
+
 def record(con, suite: str, checks: list[Check]) -> None:
     """Every run's current state passed `suite` (its rows were checked now or before)."""
     if not _exists(con, "raw", "runs"):

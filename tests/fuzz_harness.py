@@ -220,3 +220,135 @@ def workdir():
         yield d
     finally:
         shutil.rmtree(d, ignore_errors=True)
+
+
+# --- run.toml: every field's type and value mutated; the run and the others still load ---
+
+MANIFEST_SEED = REPO / "samples/runs/a-baseline-t5"
+MANIFEST_RUN_FILES = ("postal.csv", "queue.txt", "postconf-n.txt", "vmstat.txt")
+
+
+def _toml_value(v) -> str:
+    """`v` written as TOML (strings as JSON, whose escapes TOML shares; a lone surrogate is
+    invalid TOML, a case too)."""
+    import math
+    from datetime import date, datetime, time
+
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, int):
+        return str(v)
+    if isinstance(v, float):
+        return "nan" if math.isnan(v) else ("inf" if v > 0 else "-inf") if math.isinf(v) else repr(v)
+    if isinstance(v, datetime | date | time):
+        return v.isoformat()
+    if isinstance(v, list):
+        return "[" + ", ".join(_toml_value(x) for x in v) + "]"
+    if isinstance(v, dict):
+        return "{" + ", ".join(f"{json.dumps(k)} = {_toml_value(x)}" for k, x in v.items()) + "}"
+    return json.dumps(v)
+
+
+def toml_text(doc: dict) -> str:
+    top = [f"{json.dumps(k)} = {_toml_value(v)}" for k, v in doc.items() if not isinstance(v, dict)]
+    tables = [
+        f"[{json.dumps(k)}]\n" + "\n".join(f"{json.dumps(kk)} = {_toml_value(vv)}" for kk, vv in v.items())
+        for k, v in doc.items()
+        if isinstance(v, dict)
+    ]
+    return "\n".join(top) + "\n\n" + "\n\n".join(tables) + "\n"
+
+
+def toml_values(depth: int = 2) -> st.SearchStrategy:
+    scalars = st.one_of(
+        st.booleans(),
+        st.integers(min_value=-(2**63), max_value=2**63 - 1),
+        st.floats(allow_nan=True, allow_infinity=True),
+        st.sampled_from(HOSTILE),
+        st.text(max_size=30),
+        st.datetimes(),
+        st.datetimes(timezones=st.timezones()),
+        st.dates(),
+        st.times(),
+    )
+    if depth == 0:
+        return scalars
+    inner = toml_values(depth - 1)
+    return st.one_of(
+        scalars,
+        st.lists(inner, max_size=3),
+        st.dictionaries(st.sampled_from(["name", "text", "version", "command", "x"]), inner, max_size=3),
+    )
+
+
+@st.composite
+def manifest_cases(draw) -> bytes:
+    """The sample's run.toml with fields (top-level and in its tables) given another type or
+    value, removed, or added; or the file's bytes cut, or arbitrary bytes."""
+    import tomllib
+
+    seed = tomllib.loads((MANIFEST_SEED / "run.toml").read_text())
+    kind = draw(st.sampled_from(["fields", "fields", "fields", "cut", "bytes"]))
+    if kind == "bytes":
+        return draw(st.binary(max_size=600))
+    if kind == "cut":
+        text = toml_text(seed).encode()
+        return text[: draw(st.integers(0, len(text)))]
+    from ingest.manifest import KNOWN_TOP
+
+    paths = [(k,) for k in sorted(KNOWN_TOP)] + [
+        (t, k) for t, v in seed.items() if isinstance(v, dict) for k in v
+    ]
+    paths += [("mta", "changed_settings", "x"), ("mta", "previous_settings", "x"), ("notes", "text")]
+    doc = json.loads(json.dumps(seed, default=str))  # a deep copy (dates as text: valid too)
+    for _ in range(draw(st.integers(1, 4))):
+        path = draw(st.sampled_from(paths))
+        node = doc
+        for key in path[:-1]:
+            if not isinstance(node.get(key), dict):
+                node[key] = {}
+            node = node[key]
+        if draw(st.integers(0, 5)) == 0:
+            node.pop(path[-1], None)
+        else:
+            node[path[-1]] = draw(toml_values())
+    return toml_text(doc).encode("utf-8", "surrogatepass")
+
+
+def check_manifest(doc: bytes, work: Path) -> Outcome:
+    """Ingest a run whose run.toml is `doc` beside a run with the sample's own: nothing
+    crashes, every data file of both runs lands, no line is lost, the good run keeps its id."""
+    import duckdb
+
+    from ingest.accounting import landed_lines_sql
+    from ingest.loader import ingest_archive
+
+    out = Outcome()
+    shutil.rmtree(work / "archive", ignore_errors=True)
+    for name, manifest in (("fuzzed", doc), ("good", (MANIFEST_SEED / "run.toml").read_bytes())):
+        run = work / "archive" / name
+        run.mkdir(parents=True)
+        for f in MANIFEST_RUN_FILES:
+            shutil.copyfile(MANIFEST_SEED / f, run / f)
+        (run / "run.toml").write_bytes(manifest)
+    db = work / "case.duckdb"
+    db.unlink(missing_ok=True)
+    try:
+        report = ingest_archive(work / "archive", db, work / "work")
+    except Exception as exc:  # noqa: BLE001 - that is the finding
+        out.crashes.append(f"ingest manifest: {type(exc).__name__}: {exc}"[:500])
+        return out
+    for f in report.files:
+        if not f.path.endswith("run.toml") and f.status != "loaded":
+            out.crashes.append(f"ingest manifest: {f.path} {f.status}: {f.message}")
+        if f.status == "error" and not f.message:
+            out.crashes.append(f"ingest manifest: {f.path} error without a message")
+    with duckdb.connect(str(db), read_only=True) as con:
+        sql = f"select path, lost_lines, lines_beyond_end from ({landed_lines_sql()})"
+        for path, lost, beyond in con.execute(sql).fetchall():
+            if lost or beyond:
+                out.lost_lines.append(f"ingest manifest: {path}: lost {lost}, beyond the end {beyond}")
+        good = con.execute("select run_id from raw.runs where run_key = 'good'").fetchone()
+    if good is None or not good[0].startswith("a-baseline-t5"):
+        out.crashes.append(f"ingest manifest: the good run's id is {good}")
+    return out

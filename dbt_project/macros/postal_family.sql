@@ -41,6 +41,9 @@ final as (
     inner join segment_runs
         on postal_rows.file_id = segment_runs.file_id
         and postal_rows.segment = segment_runs.segment
+    -- a run nothing dates (no run.toml date or start, no stamp with a year): its clock
+    -- labels place no minute; the run says so (runs.status_reason), its rows stay landed
+    where segment_runs.first_label_utc is not null
 )
 
 select * from final

@@ -23,7 +23,9 @@ Year-less stamps take ctx.year (else the file's mtime year) and roll over at New
 
 from __future__ import annotations
 
+import codecs
 import gzip
+import itertools
 import re
 import zlib
 from collections.abc import Iterable, Iterator
@@ -36,7 +38,7 @@ import mtabench_maillog
 from ingest import maillog_messages, maillog_minutes
 from ingest.ledger import Ledger
 from ingest.parsers.base import ParseContext, Parser
-from ingest.source import GZIP_MAGIC, BadInput
+from ingest.source import GZIP_MAGIC, UTF16_BOMS, BadInput, content_kind
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -191,15 +193,46 @@ def file_batches(path: Path, name: str, ctx: ParseContext, threads: int = 0, arr
     `Block` per block instead, for the landing's Parquet parts)."""
     year = ctx.year or datetime.fromtimestamp(Path(path).stat().st_mtime, UTC).year
     with Path(path).open("rb") as fh:
-        if name.endswith(".gz") and fh.read(2) != GZIP_MAGIC:
+        head = fh.read(65536)
+        if name.endswith(".gz") and head[:2] != GZIP_MAGIC:
             raise BadInput("named .gz but is not gzip data")
         fh.seek(0)
-        if not arrow and fh.read(2) != GZIP_MAGIC:
+        if not arrow and head[:2] != GZIP_MAGIC and not content_kind(head).startswith("utf-16"):
             yield from read_file_blocks(path, year, ctx, threads)
             return
-        fh.seek(0)
         parse = parse_stream if arrow else parse_blocks
-        yield from parse(read_blocks(fh), year, ctx, threads)
+        yield from parse(utf8_blocks(fh), year, ctx, threads)
+
+
+def utf8_blocks(fh: BinaryIO) -> Iterator[bytes]:
+    """read_blocks as the parser reads them: UTF-16 text (a BOM, or NULs in every other byte,
+    as detection reads it) re-encoded as UTF-8 block by block; anything else as it is."""
+    blocks = read_blocks(fh)
+    first = next(blocks, b"")
+    kind = content_kind(first[:65536])
+    blocks = itertools.chain([first], blocks)
+    yield from utf16_as_utf8(blocks, kind) if kind.startswith("utf-16") else blocks
+
+
+def utf16_as_utf8(blocks: Iterable[bytes], kind: str) -> Iterator[bytes]:
+    """UTF-16 blocks as UTF-8 blocks (a BOM decides the byte order, else `kind`); text that
+    does not decode refuses the file, as FileSource.data() does."""
+    decoder = None
+    for block in blocks:
+        if decoder is None:
+            encoding = "utf-16" if block[:2] in UTF16_BOMS else kind
+            decoder = codecs.getincrementaldecoder(encoding)("strict")
+        try:
+            text = decoder.decode(block)
+        except UnicodeDecodeError as exc:
+            raise BadInput(f"UTF-16 text that does not decode: {exc}") from exc
+        if text:
+            yield text.encode("utf-8", "surrogatepass")
+    if decoder is not None:
+        try:
+            decoder.decode(b"", final=True)
+        except UnicodeDecodeError as exc:
+            raise BadInput(f"UTF-16 text that does not decode: {exc}") from exc
 
 
 class MaillogParser(Parser):
@@ -267,7 +300,7 @@ def count_lines_file(path: Path) -> int:
     """Lines of a plain or gzip file as the parser counts them (a last line without newline counts)."""
     n, last = 0, b"\n"
     with Path(path).open("rb") as fh:
-        for block in read_blocks(fh):
+        for block in utf8_blocks(fh):
             n += block.count(b"\n")
             last = block[-1:]
     return n + (0 if last == b"\n" else 1)

@@ -17,7 +17,10 @@ class PostconfParser(Parser):
     tables = {"postconf_settings": "name VARCHAR, value VARCHAR"}
 
     def sniff(self, head: str, name: str) -> int:
-        lines = [ln for ln in head.split("\n")[:200] if ln.strip()]
+        # as parse() reads them: blank and `#` comment lines are noise, the rest settings
+        lines = [
+            ln.rstrip("\r") for ln in head.split("\n")[:200] if ln.strip() and not ln.lstrip().startswith("#")
+        ]
         if len(lines) >= 3 and all(SETTING.match(ln) for ln in lines):
             return 60 + (20 if "postconf" in name.lower() or "main.cf" in name.lower() else 0)
         return 0

@@ -19,7 +19,7 @@ STAMP = re.compile(
     r"^(?P<what>start|end) (?P<at>\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?(?:Z|[+-]\d\d:?\d\d)?)$"
 )
 EXIT = re.compile(r"^(?P<tool>smtp-source|smtp-sink) exit=(?P<code>-?\d+)$")
-COUNTER = re.compile(r"^(?:\d+\r)*\d+\r?$")
+COUNTER = re.compile(r"^(?:\d+\r)*\d+\r*$")  # \r*: a CRLF line end adds one
 SINK = re.compile(r"^(?:sess=\d+ quit=\d+ mesg=\d+\r?)+$")
 SINK_ITEM = re.compile(r"sess=(\d+) quit=(\d+) mesg=(\d+)")
 WRAPPER = re.compile(r"^(?:\+ .*|(?:real|user|sys)\s+\d+m[\d.]+s|\$ .*|# .*)$")
@@ -39,7 +39,7 @@ def parse_iso_utc(text: str) -> datetime:
 
 class SmtpSourceParser(Parser):
     format = "smtp_source"
-    version = "1.0.0"
+    version = "1.0.1"  # 1.0.1: a counter line with a CRLF end
     tables = {
         "smtp_source_runs": (
             "run_seq INTEGER, start_at TIMESTAMP, end_at TIMESTAMP, duration_s DOUBLE, "

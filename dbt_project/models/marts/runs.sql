@@ -325,6 +325,8 @@ final as (
             else 'ok'
         end as status,
         case
+            when postal_files > 0 and coalesce(minutes, 0) = 0 and inferred like '%no date:%'
+                then 'no date: no run.toml date or start_utc and no stamp with a year in its files, so its per-minute rows cannot be placed in time'
             when postal_files > 0 and coalesce(minutes, 0) = 0
                 then 'load generator printed no per-minute rows (' || cast(events as {{ dbt.type_string() }}) || ' events)'
             when data_files = 0 then 'no data file could be loaded'
