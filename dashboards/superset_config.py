@@ -10,7 +10,11 @@ from __future__ import annotations
 
 import os
 import secrets
+import sys
 from pathlib import Path
+
+from sqlalchemy import event
+from sqlalchemy.pool import Pool
 
 REPO = Path(__file__).resolve().parents[1]
 DATA_DIR = Path(os.environ.get("MTABENCH_DATA", REPO / "data")).resolve()
@@ -75,29 +79,66 @@ FEATURE_FLAGS = {
     "EMBEDDED_SUPERSET": False,
 }
 
-# SQL Lab: read-only by construction (the database is imported with allow_dml: false
-# and opened read-only by DuckDB); no uploads.
+# SQL Lab: read-only by construction (the database is imported with allow_dml: false,
+# opened read-only by DuckDB, and the guards below); no uploads.
 SQLLAB_CTAS_NO_LIMIT = False
 # a chart asks for every row it can get at 6,000+ runs (tests/test_dashboard_limits.py)
 SQL_MAX_ROW = 1_000_000
 PREVENT_UNSAFE_DB_CONNECTIONS = True
 
-# DuckDB can read and write files by itself (read_text, glob, COPY ... TO, ATTACH). On the
-# serving connection that is a way to the file system (secret_key included), so every
-# DuckDB engine Superset creates gets external access off and its configuration locked,
-# whatever the database's `extra` or URI query says (dashboards/databases/mtabench.yaml
-# sets the same; this holds if someone edits the database in the UI).
-DUCKDB_LOCKDOWN = {"enable_external_access": False, "lock_configuration": True}
+# DuckDB can read and write files by itself (read_text, glob, COPY ... TO, ATTACH), and with
+# external access off it still writes the open database file and its .wal: from SQL Lab,
+# `COPY (select 1) TO '<serving file>'` replaced the published file with CSV. Two layers, each
+# enough alone (dashboards/serving_guard.py says how; tests/test_serving_guard.py proves it):
+# every DuckDB engine Superset creates is read-only with its file system switched off and its
+# configuration locked, whatever the database's `extra` or URI says (the mutator below and the
+# pool hook under it, so this holds if someone edits the database in the UI); and every query
+# Superset sends to it must be a SELECT over the serving tables (SQL_QUERY_MUTATOR).
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import serving_guard  # noqa: E402
 
 
 def DB_CONNECTION_MUTATOR(uri, params, username, security_manager, source):  # noqa: N802
     if uri.get_backend_name() != "duckdb":
         return uri, params
     uri = uri.difference_update_query([k for k in uri.query if k not in ("read_only",)])
-    connect_args = dict(params.get("connect_args") or {})
-    connect_args["read_only"] = True
-    connect_args["config"] = {**(connect_args.get("config") or {}), **DUCKDB_LOCKDOWN}
-    return uri, {**params, "connect_args": connect_args}
+    return uri, {**params, "connect_args": serving_guard.connect_args(params.get("connect_args"))}
+
+
+def _lock_duckdb(dbapi_connection, connection_record):
+    # every new DBAPI connection of any engine: DuckDB's (duckdb_engine wraps them) get locked
+    if type(dbapi_connection).__module__.split(".")[0] in ("duckdb_engine", "duckdb", "_duckdb"):
+        serving_guard.lock(dbapi_connection)
+
+
+event.listen(Pool, "connect", _lock_duckdb)
+
+
+def SQL_QUERY_MUTATOR(sql, database=None, **kwargs):  # noqa: N802
+    # SQL Lab, charts and dataset previews alike; a refusal becomes the query's error message
+    if database is not None and database.backend == "duckdb":
+        serving_guard.check(sql)
+    return sql
+
+
+# Superset's own check, before the query reaches the mutator (names as sqlglot reports them).
+DISALLOWED_SQL_FUNCTIONS = {
+    "duckdb": {
+        "current_setting", "getenv", "glob", "query", "query_table", "sniff_csv", "read_text",
+        "read_blob", "read_csv", "read_csv_auto", "read_parquet", "parquet_scan", "read_json",
+        "read_json_auto", "read_ndjson", "duckdb_settings", "duckdb_databases", "duckdb_extensions",
+        "duckdb_secrets", "json_execute_serialized_sql",
+    }
+}  # fmt: skip
+DISALLOWED_SQL_TABLES = {
+    "duckdb": {
+        "duckdb_settings",
+        "duckdb_databases",
+        "duckdb_extensions",
+        "pragma_database_list",
+        "pg_settings",
+    },
+}
 
 
 # No outside calls at start-up or in the UI.

@@ -476,6 +476,7 @@ def main(argv: list[str] | None = None) -> int:
     from ingest.line_guard import ParserBug
     from mtabench.dbt import DbtFailed
     from mtabench.pipeline_lock import PipelineBusy, pipeline_lock
+    from mtabench.publish import ServingInUse
     from mtabench.validate import ValidationFailed
 
     try:
@@ -485,6 +486,9 @@ def main(argv: list[str] | None = None) -> int:
         return args.func(args, paths)
     except PipelineBusy as exc:
         print(f"{exc}; not started", file=sys.stderr)
+        return 6
+    except ServingInUse as exc:
+        print(f"PUBLISH REFUSED, the serving file is unchanged:\n{exc}", file=sys.stderr)
         return 6
     except duckdb.IOException as exc:
         if "lock" not in str(exc).lower():

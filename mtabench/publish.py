@@ -10,7 +10,12 @@ Readers (Superset, ad-hoc SQL) open the serving file read-only. os.replace swaps
 the directory entry in one step: open readers keep the old snapshot, the next
 query sees the new file, nobody sees a half-written one or a lock.
 
-Incremental publish (issue 18): writing every mart again cost 23 s at 236x the samples
+Publish owns the serving file: readers open it read-only, so a `.wal` beside it can only be
+left by a read-write session (a crashed one: a live one makes publish refuse, `ServingInUse`).
+DuckDB replays a WAL onto whatever file has its name, so a stale one would be applied on top
+of the freshly published tables; publish removes it first and says so.
+
+Incremental publish: writing every mart again cost 23 s at 236x the samples
 (595 MB), one new run or not. So a publish copies the previous serving file (a plain file
 copy) and updates the copy: in a per-run mart (one the build keeps per run, with its
 fingerprints in `per_run_state.builds`) only the rows of runs whose fingerprint changed, or
@@ -23,8 +28,11 @@ changed or the table set did, or `full=True` (`mtabench publish --full`).
 
 from __future__ import annotations
 
+import fcntl
 import os
 import shutil
+import struct
+import sys
 import time
 import uuid
 from dataclasses import dataclass, field
@@ -166,15 +174,78 @@ class Published:
     incremental: bool  # a copy of the previous serving file, updated
     stale_runs: dict[str, int] = field(default_factory=dict)  # per-run mart -> folders replaced
     whole: list[str] = field(default_factory=list)  # other tables, updated by row (_sync_rows)
+    removed_wal: int | None = None  # bytes of a stale .wal removed beside the serving file
 
     def summary(self) -> str:
         if not self.incremental:
-            return f"published {self.path} (every table written)"
-        runs = sum(self.stale_runs.values())
-        return (
-            f"published {self.path} (incremental: {runs} run folder(s)' rows replaced in "
-            f"{len(self.stale_runs)} per-run marts; {len(self.whole)} other tables updated row by row)"
-        )
+            text = f"published {self.path} (every table written)"
+        else:
+            runs = sum(self.stale_runs.values())
+            text = (
+                f"published {self.path} (incremental: {runs} run folder(s)' rows replaced in "
+                f"{len(self.stale_runs)} per-run marts; {len(self.whole)} other tables updated row by row)"
+            )
+        if self.removed_wal is not None:
+            text += f"; {wal_notice(self.path, self.removed_wal)}"
+        return text
+
+
+def wal_path(serving: Path) -> Path:
+    return serving.with_name(serving.name + ".wal")
+
+
+def wal_notice(serving: Path, size: int) -> str:
+    return (
+        f"removed a stale {wal_path(serving).name} ({size:,} bytes) beside {serving}: changes a "
+        "read-write session made to the served file, not published, discarded"
+    )
+
+
+class ServingInUse(RuntimeError):
+    """The serving file is open read-write by another process: publishing would hand its
+    next WAL to the new file."""
+
+
+_FLOCK = "hhqqixxxx"  # struct flock on 64-bit Linux: type, whence, start, len, pid
+
+
+def _writer_pid(fd: int) -> int | None:
+    """The pid holding DuckDB's write lock on the file (an fcntl lock), or None."""
+    query = struct.pack(_FLOCK, fcntl.F_RDLCK, os.SEEK_SET, 0, 0, 0)
+    l_type, _, _, _, pid = struct.unpack(_FLOCK, fcntl.fcntl(fd, fcntl.F_GETLK, query))
+    return pid if l_type == fcntl.F_WRLCK else None
+
+
+def _hold_against_writers(serving: Path) -> int | None:
+    """A read lock on the serving file, as DuckDB's readers take: no read-write session can open
+    it until the lock goes (when the returned fd is closed). None when there is no file."""
+    try:
+        fd = os.open(serving, os.O_RDONLY)
+    except FileNotFoundError:
+        return None
+    try:
+        fcntl.lockf(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+    except OSError:
+        pid = _writer_pid(fd)
+        os.close(fd)
+        raise ServingInUse(
+            f"{serving} is open read-write by pid {pid if pid else '?'}: the serving file is the "
+            "published copy, never edited in place; close that session, then publish again"
+        ) from None
+    return fd
+
+
+def _remove_stale_wal(serving: Path) -> int | None:
+    """Delete the .wal beside the serving file (the caller holds the file against writers, so
+    no live session owns it); its size, or None when there was none."""
+    wal = wal_path(serving)
+    try:
+        size = wal.stat().st_size
+        wal.unlink()
+    except FileNotFoundError:
+        return None
+    print(f"publish: {wal_notice(serving, size)}", file=sys.stderr, flush=True)
+    return size
 
 
 def _update_published_tables(db: Path, out: Path, done: Published) -> bool:
@@ -282,6 +353,12 @@ def publish_report(
     """`publish`, saying how it went."""
     serving.parent.mkdir(parents=True, exist_ok=True)
     remove_stale_copies(serving.parent)
+    guard = _hold_against_writers(serving)  # a live read-write session: refuse before any work
+    if guard is not None:
+        os.close(guard)
+    # a WAL means a read-write session wrote to the served file, maybe checkpointing into it
+    # too: the file is no longer what was published, so no copy of it is updated
+    full = full or wal_path(serving).exists()
     # a fresh name DuckDB creates (it refuses an existing empty file); the pid marks whose it is
     tmp = str(serving.parent / f"{PREFIX}{os.getpid()}-{uuid.uuid4().hex[:12]}.duckdb")
     try:
@@ -302,12 +379,27 @@ def publish_report(
             _write_published_tables(db, Path(tmp))
         if held:
             hold_back(Path(tmp), held)
-        os.chmod(tmp, 0o644)  # readers may run as another user
+        # readers may run as another user; nobody writes it in place (a read-write open by the
+        # owner fails too, unless root): a change is a new publish
+        os.chmod(tmp, 0o444)
         # the data must be on disk before the name points at it, or a crash can serve a torn file
-        with open(tmp, "rb+") as f:
+        with open(tmp, "rb") as f:
             os.fsync(f.fileno())
-        os.replace(tmp, serving)
-        _fsync_dir(serving.parent)
+        # Order: hold the old file against read-write sessions, remove its stale WAL, fsync the
+        # folder, then rename. DuckDB pairs a file with the WAL of the same name when it opens
+        # it, so the WAL must be gone before the new file takes the name: a reader opening in
+        # between gets the old file without the WAL (the last published state), after it the new
+        # file alone; were the rename first, a reader could replay the old WAL onto the new file.
+        guard = _hold_against_writers(serving)
+        try:
+            done.removed_wal = _remove_stale_wal(serving)
+            if done.removed_wal is not None:
+                _fsync_dir(serving.parent)
+            os.replace(tmp, serving)
+            _fsync_dir(serving.parent)
+        finally:
+            if guard is not None:
+                os.close(guard)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         Path(tmp + ".wal").unlink(missing_ok=True)

@@ -85,12 +85,20 @@ cmd_export() {
 
 is_running() { [ -s "$PIDFILE" ] && kill -0 "$(cat "$PIDFILE")" 2>/dev/null; }
 
+# What a running server loaded at start: its configuration, the serving guard it imports, the lock.
+SERVED_CONFIG="$STATE/config.sha256"
+config_fingerprint() {
+    cat "$REPO/dashboards/superset_config.py" "$REPO/dashboards/serving_guard.py" "$ENV_DIR/uv.lock" \
+        | sha256sum | cut -d' ' -f1
+}
+
 cmd_serve() {
     if is_running; then
         echo "superset: already running (pid $(cat "$PIDFILE")) on http://127.0.0.1:$PORT"
         return
     fi
     rm -f "$PIDFILE"
+    config_fingerprint >"$SERVED_CONFIG"
     setsid "$VENV/bin/gunicorn" -w 2 -k gthread --threads 4 --timeout 120 \
         -b "127.0.0.1:$PORT" --pid "$PIDFILE" --chdir "$STATE" --access-logfile - \
         "superset.app:create_app()" >>"$LOGFILE" 2>&1 </dev/null &
@@ -137,6 +145,12 @@ import_fingerprint() {
 cmd_up() {
     local stamp="$STATE/import.sha256" log="$STATE/setup.log" want
     want="$(import_fingerprint)"
+    # a server started with another configuration keeps it (the serving guards included) until
+    # it restarts: restart it rather than report it as serving this one
+    if is_running && [ "$(cat "$SERVED_CONFIG" 2>/dev/null)" != "$(config_fingerprint)" ]; then
+        echo "superset: configuration changed since the server started; restarting it"
+        cmd_stop
+    fi
     if is_running && [ -s "$stamp" ] && [ "$(cat "$stamp")" = "$want" ]; then
         echo "superset: already running (pid $(cat "$PIDFILE")) on http://127.0.0.1:$PORT; dashboards and serving path unchanged, nothing to import"
         return

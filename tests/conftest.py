@@ -108,3 +108,7 @@ def built_db(data_dir) -> Path:
 def con(built_db):
     with duckdb.connect(str(built_db), read_only=True) as c:
         yield c
+
+
+# one real Superset per session, for every test that takes `superset`
+from superset_server import superset  # noqa: E402, F401
