@@ -34,7 +34,9 @@ final as (
         {%- for column in side_columns %}
         postal_rows.{{ column }},
         {%- endfor %}
-        postal_rows.is_partial,
+        -- the first row is a full minute when the load began at that minute's start
+        postal_rows.is_repeat_label
+            or (postal_rows.is_first_row and not segment_runs.first_row_full) as is_partial,
         postal_rows.file_id,
         postal_rows.line_no
     from postal_rows

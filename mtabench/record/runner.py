@@ -39,6 +39,11 @@ class Interrupted(Exception):
         self.signum = signum
 
 
+def seconds_to_next_minute(now: float) -> float:
+    """Seconds from `now` (epoch) to the next wall-clock minute boundary, plus a tenth."""
+    return 60.0 - now % 60.0 + 0.1
+
+
 def load_argv(opts: RecordOptions, target: LoadTarget, command: list[str] | None = None) -> list[str]:
     """The command as run: postal/rabid/bhm under stdbuf -oL, or their rows stay in a block buffer."""
     command = list(opts.load if command is None else command)
@@ -222,6 +227,10 @@ def record(opts: RecordOptions, say: Callable[[str], None] = print) -> int:
         rec.write(opts.run_dir)  # a killed recorder leaves a manifest that says so
         say(f"monitor started {rec.monitor_start_utc}")
         time.sleep(opts.interval_s)  # one sample before the load
+        if target.tool in LINE_BUFFER:
+            # per-minute tools print at wall-clock minute boundaries: started at one, their
+            # first row covers a whole minute and counts as one (dbt var postal_full_first_row_seconds)
+            time.sleep(seconds_to_next_minute(time.time()))
 
         phase = "load"
         t0 = time.monotonic()

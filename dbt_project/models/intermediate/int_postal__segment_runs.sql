@@ -115,7 +115,8 @@ anchored as (
         case
             when runs.start_utc is not null then
                 {{ add_minutes('runs.start_utc', 'runs.utc_offset_minutes') }}
-        end as start_local
+        end as start_local,
+        runs.start_utc as load_start_utc
     from placed
     inner join runs
         on placed.run_key = runs.run_key
@@ -153,8 +154,25 @@ final as (
                  when ' ~ dbt.datediff('start_local', 'naive_first_label', 'minute') ~ ' < -720 then 1440
                  else 0
                end'
-        ) }} as first_label_utc
+        ) }} as first_label_utc,
+        load_start_utc
     from resolved
+),
+
+-- postal labels a row with the clock at the end of its minute, so the first row is partial
+-- unless the load began within `postal_full_first_row_seconds` of that minute's start (the
+-- manifest's start_utc says when; postal prints at wall-clock minute boundaries)
+with_first_row as (
+    select
+        *,
+        coalesce(
+            run_seq = 1
+            and abs(
+                {{ epoch_seconds('load_start_utc') }} - ({{ epoch_seconds('first_label_utc') }} - 60)
+            ) <= {{ var('postal_full_first_row_seconds') }},
+            false
+        ) as first_row_full
+    from final
 ),
 
 detached as (
@@ -171,7 +189,9 @@ detached as (
         classified.n_events,
         cast(null as integer) as first_clock,
         final.utc_offset_minutes,
-        cast(null as timestamp) as first_label_utc
+        cast(null as timestamp) as first_label_utc,
+        cast(null as timestamp) as load_start_utc,
+        false as first_row_full
     from classified
     inner join final
         on classified.run_key = final.run_key
@@ -180,6 +200,6 @@ detached as (
     where classified.is_detached_stderr
 )
 
-select *, false as is_detached_stderr from final
+select *, false as is_detached_stderr from with_first_row
 union all
 select *, true as is_detached_stderr from detached
