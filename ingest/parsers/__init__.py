@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from ingest.parsers.base import ParseContext, Parser
 from ingest.parsers.dtrace import DtraceParser, SampleSeriesParser
+from ingest.parsers.exim_rejectlog import EximRejectlogParser
 from ingest.parsers.iostat import IostatParser
 from ingest.parsers.maillog import MaillogParser
 from ingest.parsers.postal import PostalParser
@@ -19,6 +20,7 @@ PARSERS: dict[str, Parser] = {
         PostalParser(),
         PostconfParser(),
         MaillogParser(),
+        EximRejectlogParser(),
         SmtpSourceParser(),
         QueueSizesParser(),
         VmstatParser(),

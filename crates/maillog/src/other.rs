@@ -204,31 +204,38 @@ fn enh_greedy(r: &[u8]) -> Option<usize> {
     Some(3 + a + b)
 }
 
-/// ` H=(\S+(?: \([^)]*\))?(?: \[[^\]]*\](?::\d+)?)?)` (with_paren) or without the `(...)` part
-fn exim_host(m: &[u8], with_paren: bool) -> Option<&[u8]> {
-    each_after(m, b" H=", |r| {
-        let mut n = run(r, |c| !is_space(c));
-        if n == 0 {
-            return None;
+/// ` H=(\S+(?: \([^)]*\))?(?: \[[^\]]*\](?::\d+)?)?)` (with_paren) or without the `(...)` part;
+/// `H=` may also open the message (Exim's reject lines: `H=(helo) [ip] F=<s> rejected RCPT ...`)
+fn exim_host<'a>(m: &'a [u8], with_paren: bool) -> Option<&'a [u8]> {
+    let host = |r: &'a [u8]| exim_host_at(r, with_paren);
+    match m.strip_prefix(b"H=") {
+        Some(r) => host(r).or_else(|| each_after(m, b" H=", host)),
+        None => each_after(m, b" H=", host),
+    }
+}
+
+fn exim_host_at(r: &[u8], with_paren: bool) -> Option<&[u8]> {
+    let mut n = run(r, |c| !is_space(c));
+    if n == 0 {
+        return None;
+    }
+    if with_paren && r[n..].starts_with(b" (") {
+        if let Some(e) = find_byte(&r[n + 2..], b')') {
+            n += 2 + e + 1;
         }
-        if with_paren && r[n..].starts_with(b" (") {
-            if let Some(e) = find_byte(&r[n + 2..], b')') {
-                n += 2 + e + 1;
-            }
-        }
-        if r[n..].starts_with(b" [") {
-            if let Some(e) = find_byte(&r[n + 2..], b']') {
-                n += 2 + e + 1;
-                if r.get(n) == Some(&b':') {
-                    let d = run(&r[n + 1..], is_digit);
-                    if d > 0 {
-                        n += 1 + d;
-                    }
+    }
+    if r[n..].starts_with(b" [") {
+        if let Some(e) = find_byte(&r[n + 2..], b']') {
+            n += 2 + e + 1;
+            if r.get(n) == Some(&b':') {
+                let d = run(&r[n + 1..], is_digit);
+                if d > 0 {
+                    n += 1 + d;
                 }
             }
         }
-        Some(&r[..n])
-    })
+    }
+    Some(&r[..n])
 }
 
 /// Exim durations `^(?:(\d+)d)?(?:(\d+)h)?(?:(\d+)m)?(?:([\d.]+)s)?$` in seconds.
@@ -312,7 +319,8 @@ pub fn exim<'a>(row: &mut Row<'a>, m: &'a [u8]) {
         }
         b"=>" | b"->" | b"*>" | b"**" | b"==" => {
             row.s(C::kind, b"delivery");
-            row.s(C::recipient, upto(rest, b' '));
+            let to = upto(rest, b' ');
+            row.s(C::recipient, to);
             // ^\S+ (?:\([^)]*\) )?<([^>]+)>
             let t = run(rest, |c| !is_space(c));
             if t > 0 && rest.get(t) == Some(&b' ') {
@@ -328,6 +336,11 @@ pub fn exim<'a>(row: &mut Row<'a>, m: &'a [u8]) {
                     let n = run(x, |c| c != b'>');
                     if n > 0 && x.get(n) == Some(&b'>') {
                         row.s(C::orig_to, &x[..n]);
+                        // a local delivery names the local part only (`=> user1 <user1@dom>`):
+                        // the recipient is the address it was routed from
+                        if find_byte(to, b'@').is_none() {
+                            row.s(C::recipient, &x[..n]);
+                        }
                     }
                 }
             }
@@ -394,7 +407,7 @@ pub fn exim<'a>(row: &mut Row<'a>, m: &'a [u8]) {
                         None
                     }
                 });
-                row.i(C::smtp_code, code.and_then(to_i32));
+                row.i(C::smtp_code, code.and_then(to_i32).or_else(|| exim_acl_reject_code(m)));
             } else if m.starts_with(b"Start queue run") || m.starts_with(b"End queue run") {
                 row.s(C::kind, b"queue_run");
             } else if m.starts_with(b"exim ") && {
@@ -431,6 +444,19 @@ fn leftmost_code(rest: &[u8]) -> Option<&[u8]> {
             None
         }
     })
+}
+
+/// The code an Exim ACL reject answered when its line names none: Exim logs no code for its
+/// own rejects, and `deny` or a failed `require` answer 550 unless the ACL sets another
+/// (`defer` logs "temporarily rejected", a 4xx of the ACL's choosing: left unknown).
+fn exim_acl_reject_code(m: &[u8]) -> Option<i64> {
+    if find(m, b" temporarily rejected ").is_some() {
+        return None;
+    }
+    each_after(m, b" rejected ", |r| {
+        [b"RCPT ".as_slice(), b"MAIL ", b"after DATA"].iter().any(|w| r.starts_with(w)).then_some(r)
+    })
+    .map(|_| 550)
 }
 
 /// ` rejected (?:RCPT|MAIL|EHLO|HELO|VRFY|after DATA|connection)`
@@ -633,5 +659,71 @@ pub fn dovecot<'a>(row: &mut Row<'a>, m: &'a [u8]) {
             row.i(C::retr_bytes, pair(b"body_bytes=").0);
             row.i(C::del_msgs, pair(b"expunged=").0);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    //! Real lines from the recorded runs in samples/mtas (Exim 4.96, sendmail 8.17.1.9).
+    use crate::cols::{Row, C, V};
+    use crate::parse::{parse_line, Ctx};
+
+    fn parsed(line: &[u8]) -> Row<'_> {
+        let mut row = Row::new();
+        parse_line(line, false, &Ctx::new(2026, 0), &mut row);
+        row
+    }
+
+    fn s<'a>(row: &Row<'a>, c: C) -> Option<&'a str> {
+        row.get_s(c).map(|x| std::str::from_utf8(x).unwrap())
+    }
+
+    fn i(row: &Row, c: C) -> Option<i64> {
+        match row.get(c) {
+            V::I(x) => Some(x),
+            _ => None,
+        }
+    }
+
+    #[test]
+    fn exim_rcpt_reject_is_a_550_with_its_client() {
+        let r = parsed(
+            b"2026-11-27 02:52:55 H=(localhost) [127.0.0.1] F=<user105@bench.test> rejected RCPT <nouser4@bench.test>: Unrouteable address",
+        );
+        assert_eq!(s(&r, C::kind), Some("reject"));
+        assert_eq!(s(&r, C::reject_stage), Some("RCPT"));
+        assert_eq!(s(&r, C::recipient), Some("nouser4@bench.test"));
+        assert_eq!(s(&r, C::sender), Some("user105@bench.test"));
+        assert_eq!(s(&r, C::reason), Some("Unrouteable address"));
+        assert_eq!(i(&r, C::smtp_code), Some(550));
+        assert_eq!(s(&r, C::client), Some("(localhost) [127.0.0.1]"));
+        assert_eq!(s(&r, C::client_ip), Some("127.0.0.1"));
+    }
+
+    #[test]
+    fn exim_temporary_reject_has_no_guessed_code() {
+        let r = parsed(
+            b"2026-11-27 02:52:55 H=(localhost) [127.0.0.1] F=<a@b.test> temporarily rejected RCPT <c@b.test>: lookup deferred",
+        );
+        assert_eq!(s(&r, C::kind), Some("reject"));
+        assert_eq!(i(&r, C::smtp_code), None);
+    }
+
+    #[test]
+    fn exim_local_delivery_recipient_is_the_address() {
+        let r = parsed(b"2026-11-27 02:52:55 1xWm50-00000V-2w => user105 <user105@bench.test> R=bench_users T=bench_maildir");
+        assert_eq!(s(&r, C::kind), Some("delivery"));
+        assert_eq!(s(&r, C::status), Some("sent"));
+        assert_eq!(s(&r, C::recipient), Some("user105@bench.test"));
+        assert_eq!(s(&r, C::orig_to), Some("user105@bench.test"));
+        assert_eq!(s(&r, C::mailer), Some("bench_maildir"));
+    }
+
+    #[test]
+    fn exim_remote_delivery_keeps_its_own_recipient() {
+        let r = parsed(b"2026-11-27 02:52:55 1xWm50-00000V-2w => x@r.test <alias@bench.test> R=dnslookup T=remote_smtp H=mx.r.test [192.0.2.1]");
+        assert_eq!(s(&r, C::recipient), Some("x@r.test"));
+        assert_eq!(s(&r, C::orig_to), Some("alias@bench.test"));
+        assert_eq!(s(&r, C::relay_ip), Some("192.0.2.1"));
     }
 }
