@@ -68,12 +68,14 @@ fn stat_is(b: &[u8], w: &[u8]) -> bool {
 
 pub fn sendmail<'a>(row: &mut Row<'a>, b: &'a [u8]) {
     if b.starts_with(b"from=") {
-        row.s(C::kind, b"from");
+        // `nrcpts=0`: every RCPT of the transaction was rejected, so no message was accepted
+        let nrcpts = digits_after(b, b", nrcpts=").and_then(to_i32);
+        row.s(C::kind, if nrcpts == Some(0) { b"from_no_rcpt" } else { b"from" });
         let r = &b[5..];
         let r = r.strip_prefix(b"<").unwrap_or(r);
         row.s(C::sender, &r[..run(r, |c| c != b'>' && c != b',')]);
         row.i(C::size, digits_after(b, b", size=").and_then(to_i64));
-        row.i(C::nrcpt, digits_after(b, b", nrcpts=").and_then(to_i32));
+        row.i(C::nrcpt, nrcpts);
         row.so(C::message_id, angle_opt_after(b, b", msgid=").and_then(nonempty));
         row.so(C::proto, until_after(b, b", proto=", b',').and_then(nonempty));
         let c = sm_relay(b);
@@ -179,6 +181,29 @@ pub fn sendmail<'a>(row: &mut Row<'a>, b: &'a [u8]) {
             }
             s += i + 1;
         }
+    } else if let Some(to) = sm_user_unknown(b) {
+        // `<nouser@dom>... User unknown`: a RCPT the local mailer has no user for; the client
+        // got `550 5.1.1 <nouser@dom>... User unknown`
+        row.s(C::kind, b"reject");
+        row.s(C::reject_action, b"reject");
+        row.s(C::reject_stage, b"RCPT");
+        row.s(C::recipient, to);
+        row.i(C::smtp_code, Some(550));
+        row.s(C::enhanced_code, b"5.1.1");
+        row.s(C::reason, b"User unknown");
+    } else if [b"collect: premature EOM".as_slice(), b"collect: I/O error", b"collect: read timeout"]
+        .iter()
+        .any(|w| b.starts_with(w))
+    {
+        // the client went away during DATA: the transaction's `from=` line follows (Aborts)
+        row.s(C::kind, b"lost_connection");
+        row.s(C::detail, &b[9..]);
+    } else if b.starts_with(b"deferring connections on daemon ") {
+        // ConnectionRateThrottle (or a load limit) reached: the daemon stops accepting for a
+        // moment; the clients wait, nothing is refused
+        row.s(C::kind, b"warning");
+        row.s(C::severity, b"warning");
+        row.s(C::detail, b);
     } else if b.starts_with(b"SYSERR") {
         row.s(C::kind, b"error");
         row.s(C::severity, b"error");
@@ -186,6 +211,47 @@ pub fn sendmail<'a>(row: &mut Row<'a>, b: &'a [u8]) {
     } else {
         row.s(C::kind, b"other");
     }
+}
+
+/// Sendmail logs a transfer the client broke off during DATA (`QID: collect: premature EOM:
+/// ...`) before the transaction's `from=` line, which then reads like an accepted message's
+/// (`nrcpts=1`). This remembers such queue ids over one chunk's lines (in order) and makes their
+/// `from=` line `from_aborted`: no message was accepted. A pair split by a chunk boundary keeps
+/// `from` (the two lines come from one process, microseconds apart: rare).
+#[derive(Default)]
+pub struct SendmailAborts {
+    ids: Vec<Vec<u8>>,
+}
+
+impl SendmailAborts {
+    pub fn see(&mut self, row: &mut Row) {
+        if !matches!(row.get_s(C::program), Some(b"sendmail" | b"sm-mta")) {
+            return;
+        }
+        let Some(qid) = row.get_s(C::queue_id) else { return };
+        match row.get_s(C::kind) {
+            Some(b"lost_connection") => {
+                if self.ids.len() >= 64 {
+                    self.ids.remove(0);
+                }
+                self.ids.push(qid.to_vec());
+            }
+            Some(b"from") if !self.ids.is_empty() => {
+                if let Some(i) = self.ids.iter().position(|x| x.as_slice() == qid) {
+                    self.ids.remove(i);
+                    row.s(C::kind, b"from_aborted");
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
+/// `^<([^>]+)>\.\.\. User unknown$`: the address.
+fn sm_user_unknown(b: &[u8]) -> Option<&[u8]> {
+    let r = b.strip_prefix(b"<")?;
+    let n = find_byte(r, b'>')?;
+    (n > 0 && &r[n..] == b">... User unknown").then(|| &r[..n])
 }
 
 /// `\d\.\d{1,3}\.\d{1,3}` greedy (no lookahead), its length.
@@ -725,5 +791,66 @@ mod tests {
         assert_eq!(s(&r, C::recipient), Some("x@r.test"));
         assert_eq!(s(&r, C::orig_to), Some("alias@bench.test"));
         assert_eq!(s(&r, C::relay_ip), Some("192.0.2.1"));
+    }
+
+    const SM: &str = "2026-11-27T03:01:17.253785+00:00 vm sendmail[118]: ";
+
+    fn sm(rest: &str) -> Vec<u8> {
+        format!("{SM}{rest}").into_bytes()
+    }
+
+    #[test]
+    fn sendmail_from_without_recipients_is_no_message() {
+        let line = sm("6AR31HwM000118: from=<user82@bench.test>, size=0, class=0, nrcpts=0, proto=ESMTP, daemon=MTA-v4, relay=localhost [127.0.0.1]");
+        let r = parsed(&line);
+        assert_eq!(s(&r, C::kind), Some("from_no_rcpt"));
+        assert_eq!(i(&r, C::nrcpt), Some(0));
+        assert_eq!(s(&r, C::queue_id), Some("6AR31HwM000118"));
+        let line = sm("6AR31G6J000054: from=<user30@bench.test>, size=2360, class=0, nrcpts=1, msgid=<6B08F27C.551.002.user30@bench.test>, proto=ESMTP, daemon=MTA-v4, relay=localhost [127.0.0.1]");
+        let r = parsed(&line);
+        assert_eq!(s(&r, C::kind), Some("from"));
+        assert_eq!(i(&r, C::nrcpt), Some(1));
+        assert_eq!(i(&r, C::size), Some(2360));
+    }
+
+    #[test]
+    fn sendmail_user_unknown_is_a_rcpt_reject() {
+        let line = sm("6AR31HwM000118: <nouser4@bench.test>... User unknown");
+        let r = parsed(&line);
+        assert_eq!(s(&r, C::kind), Some("reject"));
+        assert_eq!(s(&r, C::reject_stage), Some("RCPT"));
+        assert_eq!(s(&r, C::recipient), Some("nouser4@bench.test"));
+        assert_eq!(i(&r, C::smtp_code), Some(550));
+        assert_eq!(s(&r, C::enhanced_code), Some("5.1.1"));
+        assert_eq!(s(&r, C::queue_id), Some("6AR31HwM000118"));
+    }
+
+    #[test]
+    fn sendmail_connection_throttle_is_a_warning() {
+        let line = sm("deferring connections on daemon MTA-v4: 15 per second");
+        let r = parsed(&line);
+        assert_eq!(s(&r, C::kind), Some("warning"));
+        assert_eq!(s(&r, C::severity), Some("warning"));
+        assert_eq!(s(&r, C::detail), Some("deferring connections on daemon MTA-v4: 15 per second"));
+    }
+
+    #[test]
+    fn sendmail_from_after_premature_eom_is_aborted() {
+        let lines = [
+            sm("6AR31xob002481: collect: premature EOM: unexpected close"),
+            sm("6AR31xob002481: collect: relay=localhost, from=<user61@bench.test>, info=unexpected close"),
+            sm("6AR31G6J000054: from=<user30@bench.test>, size=2360, class=0, nrcpts=1, msgid=<6B08F27C.551.002.user30@bench.test>, proto=ESMTP, daemon=MTA-v4, relay=localhost [127.0.0.1]"),
+            sm("6AR31xob002481: from=<user61@bench.test>, size=329, class=0, nrcpts=1, proto=ESMTP, daemon=MTA-v4, relay=localhost [127.0.0.1]"),
+        ];
+        let mut aborts = super::SendmailAborts::default();
+        let kinds: Vec<String> = lines
+            .iter()
+            .map(|l| {
+                let mut r = parsed(l);
+                aborts.see(&mut r);
+                s(&r, C::kind).unwrap().to_string()
+            })
+            .collect();
+        assert_eq!(kinds, ["lost_connection", "other", "from", "from_aborted"]);
     }
 }
