@@ -640,6 +640,122 @@ pub fn qmail<'a>(row: &mut Row<'a>, m: &'a [u8]) {
     }
 }
 
+/// OpenSMTPD `key=value` (a value in double quotes may hold spaces).
+fn osmtpd_kv<'a>(m: &'a [u8], key: &[u8]) -> Option<&'a [u8]> {
+    memchr::memmem::find_iter(m, key).find_map(|i| {
+        if i == 0 || m[i - 1] != b' ' || m.get(i + key.len()) != Some(&b'=') {
+            return None;
+        }
+        let r = &m[i + key.len() + 1..];
+        match r.strip_prefix(b"\"") {
+            Some(q) => find_byte(q, b'"').map(|e| &q[..e]),
+            None => Some(&r[..run(r, |c| c != b' ')]),
+        }
+    })
+}
+
+/// OpenSMTPD's message id: an envelope id's first 8 hex digits (`evpid=beb899ffd97d5ffb` is
+/// of `msgid=beb899ff`).
+fn osmtpd_msgid(evpid: Option<&[u8]>) -> Option<&[u8]> {
+    evpid.filter(|e| e.len() == 16).map(|e| &e[..8])
+}
+
+/// OpenSMTPD (6.x) `smtpd` lines: `<session> smtp|mda|mta <event> key=value ...`, plus
+/// `info:` / `warn:` lines. The message id is the queue id; `smtp message` is the arrival
+/// (one per accepted message), `smtp envelope` one of its recipients (kind `from`), `mda|mta delivery` a
+/// delivery attempt, `smtp failed-command` a command the server refused.
+pub fn opensmtpd<'a>(row: &mut Row<'a>, m: &'a [u8]) {
+    row.s(C::kind, b"other");
+    if let Some(r) = m.strip_prefix(b"info: ") {
+        if r.starts_with(b"OpenSMTPD ") && r.ends_with(b" starting") {
+            row.s(C::kind, b"master");
+        }
+        return;
+    }
+    if let Some(r) = m.strip_prefix(b"warn: ") {
+        row.s(C::kind, b"warning");
+        row.s(C::severity, b"warning");
+        row.s(C::detail, r);
+        return;
+    }
+    let n = run(m, |c| c.is_ascii_hexdigit());
+    if n != 16 || m.get(16) != Some(&b' ') {
+        return;
+    }
+    row.s(C::session_id, &m[..16]);
+    let r = &m[17..];
+    if r.starts_with(b"smtp message ") {
+        row.s(C::kind, b"arrival");
+        row.so(C::queue_id, osmtpd_kv(r, b"msgid").and_then(nonempty));
+        row.i(C::size, osmtpd_kv(r, b"size").and_then(to_i64));
+        row.i(C::nrcpt, osmtpd_kv(r, b"nrcpt").and_then(to_i32));
+        row.so(C::proto, osmtpd_kv(r, b"proto").and_then(nonempty));
+    } else if r.starts_with(b"smtp envelope ") {
+        // a `from` line as sendmail's: the message's sender (and here one recipient), not
+        // counted as received (that is sendmail's `from` only)
+        row.s(C::kind, b"from");
+        row.so(C::queue_id, osmtpd_msgid(osmtpd_kv(r, b"evpid")));
+        row.so(C::sender, osmtpd_kv(r, b"from").map(trim_angles).and_then(nonempty));
+        row.so(C::recipient, osmtpd_kv(r, b"to").map(trim_angles).and_then(nonempty));
+    } else if r.starts_with(b"mda delivery ") || r.starts_with(b"mta delivery ") {
+        row.s(C::kind, b"delivery");
+        row.s(C::mailer, &r[..3]);
+        row.so(C::queue_id, osmtpd_msgid(osmtpd_kv(r, b"evpid")));
+        row.so(C::sender, osmtpd_kv(r, b"from").map(trim_angles).and_then(nonempty));
+        row.so(C::recipient, osmtpd_kv(r, b"to").map(trim_angles).and_then(nonempty));
+        let rcpt = osmtpd_kv(r, b"rcpt").map(trim_angles).and_then(nonempty);
+        if rcpt != row.get_s(C::recipient) {
+            row.so(C::orig_to, rcpt);
+        }
+        row.so(C::relay, osmtpd_kv(r, b"relay").and_then(nonempty));
+        row.f(C::delay, exim_secs(osmtpd_kv(r, b"delay")));
+        let status: Option<&[u8]> = match osmtpd_kv(r, b"result") {
+            Some(b"Ok") => Some(b"sent"),
+            Some(b"TempFail") => Some(b"deferred"),
+            Some(b"PermFail") | Some(b"Loop") => Some(b"bounced"),
+            _ => None,
+        };
+        row.so(C::status, status);
+        // `stat=` closes the line, unquoted, spaces and all
+        row.so(C::status_text, each_after(r, b" stat=", Some).and_then(nonempty));
+    } else if r.starts_with(b"smtp failed-command ") {
+        let reply = osmtpd_kv(r, b"result").unwrap_or(b"");
+        if !(reply.len() >= 4 && matches!(reply[0], b'4' | b'5') && reply[1..3].iter().all(|&c| is_digit(c)) && reply[3] == b' ') {
+            return;
+        }
+        row.s(C::kind, b"reject");
+        row.s(C::reject_action, b"reject");
+        row.i(C::smtp_code, to_i32(&reply[..3]));
+        let mut t = &reply[4..];
+        if let Some(e) = enh_greedy(t) {
+            row.s(C::enhanced_code, &t[..e]);
+            t = t[e..].strip_prefix(b" ").unwrap_or(&t[e..]);
+        }
+        row.so(C::reason, nonempty(t));
+        row.so(C::reply_text, nonempty(&reply[4..]));
+        let command = osmtpd_kv(r, b"command").unwrap_or(b"");
+        let verb = upto(command, b' ');
+        let stage: &[u8] = match verb.to_ascii_lowercase().as_slice() {
+            b"rcpt" => b"RCPT",
+            b"mail" => b"MAIL",
+            b"data" => b"DATA",
+            b"ehlo" => b"EHLO",
+            b"helo" => b"HELO",
+            _ => b"",
+        };
+        row.so(C::reject_stage, nonempty(stage).or(nonempty(verb)));
+        let addr = find_byte(command, b'<').and_then(|i| {
+            let x = &command[i + 1..];
+            find_byte(x, b'>').map(|e| &x[..e])
+        });
+        match stage {
+            b"RCPT" => row.so(C::recipient, addr.and_then(nonempty)),
+            b"MAIL" => row.so(C::sender, addr.and_then(nonempty)),
+            _ => {}
+        }
+    }
+}
+
 /// Dovecot POP3/IMAP: logins, logouts with their counters, auth failures, disconnects.
 pub fn dovecot<'a>(row: &mut Row<'a>, m: &'a [u8]) {
     row.s(C::kind, b"other");
@@ -852,5 +968,54 @@ mod tests {
             })
             .collect();
         assert_eq!(kinds, ["lost_connection", "other", "from", "from_aborted"]);
+    }
+
+    const OS: &str = "2026-11-27T03:09:28.584579+00:00 vm smtpd[32]: ";
+
+    fn os(rest: &str) -> Vec<u8> {
+        format!("{OS}{rest}").into_bytes()
+    }
+
+    #[test]
+    fn opensmtpd_message_is_an_arrival_keyed_by_its_msgid() {
+        let line = os("31fc2ec41be2f176 smtp message msgid=165cb98a size=1496 nrcpt=1 proto=ESMTP");
+        let r = parsed(&line);
+        assert_eq!(s(&r, C::kind), Some("arrival"));
+        assert_eq!(s(&r, C::queue_id), Some("165cb98a"));
+        assert_eq!((i(&r, C::size), i(&r, C::nrcpt)), (Some(1496), Some(1)));
+        assert_eq!(s(&r, C::session_id), Some("31fc2ec41be2f176"));
+        let line = os("31fc2ec41be2f176 smtp envelope evpid=165cb98a6ae7764e from=<user166@bench.test> to=<user39@bench.test>");
+        let r = parsed(&line);
+        assert_eq!(s(&r, C::kind), Some("from"));
+        assert_eq!(s(&r, C::queue_id), Some("165cb98a"));
+        assert_eq!((s(&r, C::sender), s(&r, C::recipient)), (Some("user166@bench.test"), Some("user39@bench.test")));
+    }
+
+    #[test]
+    fn opensmtpd_mda_delivery() {
+        let line = os("31fc2ec5fb6055f0 mda delivery evpid=2695ac89649cc965 from=<nouser2@bench.test> to=<user105@bench.test> rcpt=<user105@bench.test> user=vmail delay=0s result=Ok stat=Delivered");
+        let r = parsed(&line);
+        assert_eq!(s(&r, C::kind), Some("delivery"));
+        assert_eq!(s(&r, C::queue_id), Some("2695ac89"));
+        assert_eq!(s(&r, C::status), Some("sent"));
+        assert_eq!(s(&r, C::recipient), Some("user105@bench.test"));
+        assert_eq!(s(&r, C::status_text), Some("Delivered"));
+        let line = os("31fc2ec5fb6055f0 mda delivery evpid=2695ac89649cc965 from=<a@b.test> to=<c@b.test> rcpt=<c@b.test> user=vmail delay=1m2s result=TempFail stat=Error (temporary failure)");
+        let r = parsed(&line);
+        assert_eq!(s(&r, C::status), Some("deferred"));
+        assert_eq!(s(&r, C::status_text), Some("Error (temporary failure)"));
+        assert!(matches!(r.get(C::delay), V::F(x) if x == 62.0));
+    }
+
+    #[test]
+    fn opensmtpd_refused_rcpt_is_a_reject() {
+        let line = os("31fc2edf8b199e67 smtp failed-command command=\"RCPT TO: <nouser3@bench.test>\" result=\"524 5.2.4 Mailing list expansion problem: <nouser3@bench.test>\"");
+        let r = parsed(&line);
+        assert_eq!(s(&r, C::kind), Some("reject"));
+        assert_eq!(s(&r, C::reject_stage), Some("RCPT"));
+        assert_eq!(i(&r, C::smtp_code), Some(524));
+        assert_eq!(s(&r, C::enhanced_code), Some("5.2.4"));
+        assert_eq!(s(&r, C::recipient), Some("nouser3@bench.test"));
+        assert_eq!(s(&r, C::queue_id), None);
     }
 }

@@ -42,6 +42,7 @@ enum Fam {
     Qmail,
     Dovecot,
     Courier,
+    Opensmtpd,
     None,
 }
 
@@ -312,6 +313,8 @@ pub fn parse_line<'a>(line: &'a [u8], bad: bool, ctx: &Ctx, row: &mut Row<'a>) -
         Fam::Qmail
     } else if prog == b"dovecot" {
         Fam::Dovecot
+    } else if prog == b"smtpd" {
+        Fam::Opensmtpd
     } else if crate::mailbox::courier_service(prog).is_some() {
         Fam::Courier
     } else {
@@ -350,6 +353,7 @@ pub fn parse_line<'a>(line: &'a [u8], bad: bool, ctx: &Ctx, row: &mut Row<'a>) -
         Fam::Exim => crate::other::exim(row, message),
         Fam::Qmail => crate::other::qmail(row, message),
         Fam::Dovecot => crate::other::dovecot(row, message),
+        Fam::Opensmtpd => crate::other::opensmtpd(row, message),
         Fam::Courier => crate::mailbox::courier(row, crate::mailbox::courier_service(prog).unwrap_or(b"pop3"), message),
         Fam::None => row.s(C::kind, b"other"),
     }
