@@ -7,6 +7,7 @@ from ingest.parsers.dtrace import DtraceParser, SampleSeriesParser
 from ingest.parsers.exim_rejectlog import EximRejectlogParser
 from ingest.parsers.iostat import IostatParser
 from ingest.parsers.maillog import MaillogParser
+from ingest.parsers.mta_config import MtaConfigParser
 from ingest.parsers.postal import PostalParser
 from ingest.parsers.postconf import PostconfParser
 from ingest.parsers.queue_sizes import QueueSizesParser
@@ -19,6 +20,7 @@ PARSERS: dict[str, Parser] = {
     for p in (
         PostalParser(),
         PostconfParser(),
+        MtaConfigParser(),
         MaillogParser(),
         EximRejectlogParser(),
         SmtpSourceParser(),

@@ -78,9 +78,13 @@ bench_run() {
     local start end start_s end_s rc=0
     start=$(utc)
     start_s=$(date +%s.%N)
-    # postal ignores SIGINT (it stops sending but never exits): the run always ends in SIGKILL
-    timeout -s INT -k 30 "$dur" nsenter -t "$(holder_pid "$MTA_NAME")" -n -- \
-        stdbuf -oL "${load[@]}" >"$run_dir/postal.csv" 2>&1 || rc=$?
+    # postal ignores SIGINT (it stops sending but never exits): the run always ends in SIGKILL.
+    # It writes postal.log (one line per message) where it runs: a scratch folder, not the run's
+    local scratch
+    scratch=$(mktemp -d)
+    (cd "$scratch" && timeout -s INT -k 30 "$dur" nsenter -t "$(holder_pid "$MTA_NAME")" -n -- \
+        stdbuf -oL "${load[@]}" >"$run_dir/postal.csv" 2>&1) || rc=$?
+    rm -rf "$scratch"
     end=$(utc)
     end_s=$(date +%s.%N)
 
