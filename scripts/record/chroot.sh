@@ -7,7 +7,7 @@
 # new PID namespace); killing it ends every process inside and drops its mounts with it.
 #
 #   chroot.sh create NAME PKG...   debootstrap (one cached base copied per MTA) + apt-get install
-#   chroot.sh up NAME              start the holder: lo up, /proc and /dev mounted in the chroot
+#   chroot.sh up NAME              start the holder: lo up; /proc, a /dev of its own and /run in the chroot
 #   chroot.sh run NAME CMD...      run CMD inside the chroot, in the namespaces
 #   chroot.sh net NAME CMD...      run a host command in the namespace's network only (load generator)
 #   chroot.sh down NAME            end the holder (and with it everything inside)
