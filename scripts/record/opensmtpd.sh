@@ -7,7 +7,7 @@
 # Needs root; installs OpenSMTPD inside /work/chroots/opensmtpd (chroot.sh), never on the host.
 set -euo pipefail
 OUT=${1:?usage: opensmtpd.sh OUT_DIR [DURATION_S] [RATE_PER_MIN]}
-DUR=${2:-180}
+DUR=${2:-240}
 RATE=${3:-900}
 THREADS=${THREADS:-4}
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)

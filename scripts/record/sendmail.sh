@@ -8,7 +8,7 @@
 # Needs root; installs sendmail inside /work/chroots/sendmail (chroot.sh), never on the host.
 set -euo pipefail
 OUT=${1:?usage: sendmail.sh OUT_DIR [DURATION_S] [RATE_PER_MIN]}
-DUR=${2:-180}
+DUR=${2:-240}
 RATE=${3:-1200}
 THREADS=${THREADS:-6}
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
