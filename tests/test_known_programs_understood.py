@@ -29,7 +29,7 @@ MTABENCH = [sys.executable, "-m", "mtabench.cli"]
 KNOWN_TAG = re.compile(
     r"^(?:[A-Z][a-z]{2} [ 0-9]?\d \d\d:\d\d:\d\d|\d{4}-\d\d-\d\dT\S+) \S+ "
     r"(postfix[^\s\[:]*|sendmail|sm-[^\s\[:]+|exim4?|qmail[^\s\[:]*|courier[^\s\[:]*|(?:pop3|imap)d(?:-ssl)?"
-    r"|dovecot|opendkim|opendmarc)(?:\[\d+\])?: "
+    r"|dovecot|opendkim|opendmarc|smtpd)(?:\[\d+\])?: "
 )
 
 

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 from ingest.parsers.base import ParseContext, Parser
 from ingest.parsers.dtrace import DtraceParser, SampleSeriesParser
+from ingest.parsers.exim_rejectlog import EximRejectlogParser
 from ingest.parsers.iostat import IostatParser
 from ingest.parsers.maillog import MaillogParser
+from ingest.parsers.mta_config import MtaConfigParser
 from ingest.parsers.postal import PostalParser
 from ingest.parsers.postconf import PostconfParser
 from ingest.parsers.queue_sizes import QueueSizesParser
@@ -18,7 +20,9 @@ PARSERS: dict[str, Parser] = {
     for p in (
         PostalParser(),
         PostconfParser(),
+        MtaConfigParser(),
         MaillogParser(),
+        EximRejectlogParser(),
         SmtpSourceParser(),
         QueueSizesParser(),
         VmstatParser(),

@@ -1,4 +1,4 @@
-"""Mail logs (Postfix, Sendmail, Exim, qmail/multilog, Courier, Dovecot) parsed by the compiled
+"""Mail logs (Postfix, Sendmail, Exim, OpenSMTPD, qmail/multilog, Courier, Dovecot) parsed by the compiled
 parser in crates/maillog (Python module `mtabench_maillog`).
 
 Every line of the file becomes exactly one row: a `raw.maillog` row (kind says what it
@@ -55,7 +55,7 @@ NOISE, QUARANTINE = "__noise", "__quarantine"
 _SNIFF_SYSLOG = re.compile(
     r"^(?:[A-Z][a-z]{2} [ 0-9]?\d \d\d:\d\d:\d\d|\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\S*) \S+ "
     # the mailbox side's servers too: a Dovecot-only or Courier-only log is a maillog
-    r"(?P<prog>postfix[^\[:\s]*|sendmail|sm-mta|sm-msp-queue|exim4?|dovecot|(?:pop3|imap)d(?:-ssl)?"
+    r"(?P<prog>postfix[^\[:\s]*|sendmail|sm-mta|sm-msp-queue|exim4?|smtpd|dovecot|(?:pop3|imap)d(?:-ssl)?"
     r"|courierpop3login|imaplogin|courier(?:d|local|esmtpd?|dsn))(?:\[\d+\])?: ",
     re.M,
 )

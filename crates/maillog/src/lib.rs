@@ -83,6 +83,7 @@ pub fn parse_chunk(data: &[u8], ctx: &Ctx, tie: &mut QmailTie) -> Parsed {
     // one check for the whole chunk (the usual case) instead of one per line: a chunk that
     // is valid UTF-8 without NUL has only such lines ('\n' and '\r' are ASCII)
     let clean = memchr::memchr(0, data).is_none() && std::str::from_utf8(data).is_ok();
+    let mut aborts = other::SendmailAborts::default();
     while start < data.len() {
         let end = memchr::memchr(b'\n', &data[start..]).map_or(data.len(), |i| start + i);
         let mut line = &data[start..end];
@@ -118,6 +119,7 @@ pub fn parse_chunk(data: &[u8], ctx: &Ctx, tie: &mut QmailTie) -> Parsed {
         let m;
         if clean {
             months.push(parse_line(line, false, ctx, &mut row));
+            aborts.see(&mut row);
             if is_skipped(&row) {
                 skip.push(table.len as u32);
             } else if is_unknown(&row) {
@@ -132,6 +134,7 @@ pub fn parse_chunk(data: &[u8], ctx: &Ctx, tie: &mut QmailTie) -> Parsed {
         match std::str::from_utf8(line) {
             Ok(_) if memchr::memchr(0, line).is_none() => {
                 m = parse_line(line, false, ctx, &mut row);
+                aborts.see(&mut row);
                 if is_skipped(&row) {
                     skip.push(table.len as u32);
                 } else if is_unknown(&row) {
@@ -147,6 +150,7 @@ pub fn parse_chunk(data: &[u8], ctx: &Ctx, tie: &mut QmailTie) -> Parsed {
                 let mut row2 = Row::new();
                 row2.i(C::line_no, Some(line_no));
                 m = parse_line(fixed.as_bytes(), false, ctx, &mut row2);
+                aborts.see(&mut row2);
                 if is_skipped(&row2) {
                     skip.push(table.len as u32);
                 } else if is_unknown(&row2) {

@@ -44,6 +44,7 @@ enum Fam {
     Courier,
     Milter,
     CourierMta,
+    Opensmtpd,
     None,
 }
 
@@ -322,6 +323,8 @@ pub fn parse_line<'a>(line: &'a [u8], bad: bool, ctx: &Ctx, row: &mut Row<'a>) -
         Fam::Qmail
     } else if crate::courier::is_mta(prog) {
         Fam::CourierMta
+    } else if prog == b"smtpd" {
+        Fam::Opensmtpd
     } else if crate::mailbox::courier_service(prog).is_some() {
         Fam::Courier
     } else if prog == b"opendkim" {
@@ -363,6 +366,7 @@ pub fn parse_line<'a>(line: &'a [u8], bad: bool, ctx: &Ctx, row: &mut Row<'a>) -
         Fam::Qmail => crate::other::qmail(row, message),
         Fam::Dovecot => crate::other::dovecot(row, message),
         Fam::Milter => crate::milter::opendkim(row, message),
+        Fam::Opensmtpd => crate::other::opensmtpd(row, message),
         Fam::Courier => crate::mailbox::courier(row, crate::mailbox::courier_service(prog).unwrap_or(b"pop3"), message),
         Fam::CourierMta => crate::courier::parse(row, prog, message),
         Fam::None => row.s(C::kind, b"other"),

@@ -1,0 +1,80 @@
+"""An MTA's configuration file captured beside a run (Exim's `exim4.conf`, sendmail's `.mc`,
+OpenSMTPD's `smtpd.conf`): one setting row per statement, in the table `postconf -n` fills
+(`name`, `value`), so a run's settings read the same whatever its MTA.
+
+Names: Exim `name = value` (inside a `begin` section prefixed with the section and the
+driver instance: `routers.bench_users.driver`; an ACL statement is `acl.<acl>.<verb>`);
+sendmail m4 `define(`name', `value')` and `MACRO(args)` (a call's later lines `m4_continued`);
+OpenSMTPD the statement's first word.
+Comments (`#`, m4 `dnl`) and blank lines are noise; section and instance headers too.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+
+from ingest.ledger import Ledger
+from ingest.parsers.base import ParseContext, Parser
+
+EXIM = re.compile(r"^begin (?:acl|routers|transports|retry|rewrite|authenticators)\s*$", re.M)
+SENDMAIL_MC = re.compile(r"^(?:include\(`[^']*cf\.m4'\)|OSTYPE\(|DOMAIN\(|MAILER\()", re.M)
+SMTPD_CONF = re.compile(r'^(?:listen on |action "[^"]+" |match (?:from|for) )', re.M)
+
+SETTING = re.compile(r"^\s*(?P<name>[A-Za-z_][\w.-]*)\s*=\s*(?P<value>.*)$")
+M4_DEFINE = re.compile(r"^define\(`(?P<name>[^']*)',\s*`?(?P<value>.*?)'?\)(?:dnl\b.*)?$")
+M4_CALL = re.compile(r"^(?P<name>[A-Za-z_]\w*)\((?P<value>.*)\)(?:dnl\b.*)?$")
+# a macro call whose arguments go on over the next lines (`define(`confX',dnl` then `` `value')dnl``)
+M4_OPEN = re.compile(r"^(?P<name>[A-Za-z_]\w*)\((?P<value>[^)]*?)(?:dnl)?$")
+SECTION = re.compile(r"^begin (?P<section>\w+)\s*$")
+INSTANCE = re.compile(r"^(?P<name>[\w.-]+):\s*$")
+
+
+def _unquote(args: str) -> str:
+    return re.sub(r"`([^']*)'", r"\1", args).strip()
+
+
+class MtaConfigParser(Parser):
+    format = "mta_config"
+    version = "1.0.0"
+    tables = {"postconf_settings": "name VARCHAR, value VARCHAR"}
+
+    def sniff(self, head: str, name: str) -> int:
+        if EXIM.search(head) or SENDMAIL_MC.search(head) or SMTPD_CONF.search(head):
+            return 85
+        return 0
+
+    def parse(self, lines: Iterable[tuple[int, str]], ctx: ParseContext) -> Ledger:
+        L = Ledger()
+        section = instance = None
+        for line_no, raw in lines:
+            text = raw.rstrip("\r\n")
+            stripped = text.strip()
+            if not stripped:
+                L.add_noise(line_no, 0, "blank", text)
+            elif stripped.startswith("#") or stripped.startswith("dnl"):
+                L.add_noise(line_no, 0, "comment", text)
+            elif m := SECTION.match(stripped):
+                section, instance = m["section"], None
+                L.add_noise(line_no, 0, "section", text)
+            elif section and (m := INSTANCE.match(stripped)):
+                instance = m["name"]
+                L.add_noise(line_no, 0, "section", text)
+            else:
+                name, value = self._setting(text, stripped, section, instance)
+                L.add("postconf_settings", line_no, 1, name=name, value=value)
+        return L
+
+    @staticmethod
+    def _setting(text: str, stripped: str, section: str | None, instance: str | None) -> tuple[str, str]:
+        prefix = ".".join(p for p in (section, instance) if p)
+        if m := M4_DEFINE.match(stripped):
+            return m["name"], m["value"]
+        if m := M4_CALL.match(stripped) or M4_OPEN.match(stripped):
+            return m["name"], _unquote(m["value"])
+        if stripped.startswith("`"):  # the rest of a macro call begun on a line above
+            return "m4_continued", _unquote(re.sub(r"\)(?:dnl\b.*)?$", "", stripped))
+        if section != "acl" and (m := SETTING.match(text)):
+            return (f"{prefix}.{m['name']}" if prefix else m["name"]), m["value"].strip()
+        word, _, rest = stripped.partition(" ")
+        return (f"{prefix}.{word}" if prefix else word), rest.strip()

@@ -1,0 +1,123 @@
+"""Recorded Exim 4.96 runs (samples/mtas/exim-*) read by the project, checked against eximstats
+(captured right after each run: tests/fixtures/oracles/<run>/eximstats.txt) and against the
+raw mainlog, rejectlog and postal output themselves."""
+
+from __future__ import annotations
+
+import gzip
+import re
+from collections import Counter
+from pathlib import Path
+
+import pytest
+from conftest import found, land_file
+
+from ingest.detect import detect
+from ingest.parsers.exim_rejectlog import EximRejectlogParser
+from ingest.parsers.maillog import MaillogParser
+from ingest.source import FileSource
+
+ROOT = Path(__file__).resolve().parents[1]
+RUNS = found(sorted((ROOT / "samples" / "mtas").glob("exim-*")), "Exim runs")
+ORACLES = ROOT / "tests" / "fixtures" / "oracles"
+
+
+def eximstats(run: Path) -> dict:
+    """eximstats -nr -t0 -h60: the grand totals and the per-minute histograms ('HH:MM' keys)."""
+    text = (ORACLES / run.name / "eximstats.txt").read_text()
+    totals = {}
+    for label in ("Received", "Delivered"):
+        m = re.search(rf"^\s+{label}\s+\S+\s+(\d+)", text, re.M)
+        totals[label.lower()] = int(m.group(1))
+    totals["rejects"] = int(re.search(r"^\s+Rejects\s+(\d+)", text, re.M).group(1))
+    hists = {}
+    for title, key in (("Messages received per minute", "received"), ("Deliveries per minute", "delivered")):
+        section = text.split(title, 1)[1].split("\n\n", 2)[1]
+        hour, per_min = None, {}
+        for line in section.splitlines():
+            m = re.match(r"^(\d\d):00\s+(\d+)|^\s+:(\d\d)\s+(\d+)", line)
+            if m is None:
+                continue
+            if m.group(1) is not None:
+                hour = m.group(1)
+                minute, n = f"{hour}:00", int(m.group(2))
+            else:
+                minute, n = f"{hour}:{m.group(3)}", int(m.group(4))
+            if n:
+                per_min[minute] = n
+        hists[key + "_per_minute"] = per_min
+    return totals | hists
+
+
+def mainlog_lines(run: Path) -> list[str]:
+    return gzip.decompress((run / "mainlog.gz").read_bytes()).decode().splitlines()
+
+
+@pytest.fixture
+def landed(landing_con):
+    def land(run: Path):
+        land_file(landing_con, MaillogParser(), run / "mainlog.gz", year=2026)
+        return landing_con
+
+    return land
+
+
+@pytest.mark.parametrize("run", RUNS, ids=lambda p: p.name)
+def test_counts_match_eximstats(landed, run):
+    con = landed(run)
+    oracle = eximstats(run)
+    got = dict(
+        con.execute(
+            "select kind, count(*) from raw.maillog"
+            " where kind in ('arrival', 'delivery', 'reject') group by kind"
+        ).fetchall()
+    )
+    assert (got["arrival"], got["delivery"], got["reject"]) == (
+        oracle["received"],
+        oracle["delivered"],
+        oracle["rejects"],
+    )
+    for kind, key in (("arrival", "received"), ("delivery", "delivered")):
+        per_min = dict(
+            con.execute(
+                f"select strftime(ts, '%H:%M'), count(*) from raw.maillog where kind = '{kind}' group by 1"
+            ).fetchall()
+        )
+        assert per_min == oracle[key + "_per_minute"], key
+
+
+@pytest.mark.parametrize("run", RUNS, ids=lambda p: p.name)
+def test_rcpt_rejects_are_permanent_with_client(landed, run):
+    # the client got a 550 for each: postal logged it (`Server error:550 Unrouteable address`)
+    postal = (run / "postal.csv").read_text().splitlines()
+    postal_550 = sum(1 for ln in postal if ln.startswith("Server error:550"))
+    raw = [ln for ln in mainlog_lines(run) if " rejected RCPT <" in ln]
+    clients = Counter(re.search(r" H=(\S+ \[[^\]]+\])", " " + ln.split(" ", 2)[2]).group(1) for ln in raw)
+    con = landed(run)
+    got = con.execute(
+        "select smtp_code, reject_stage, client, count(*) from raw.maillog where kind = 'reject' group by all"
+    ).fetchall()
+    assert [(code, stage) for code, stage, _, _ in got] == [(550, "RCPT")] * len(got)
+    assert {c: n for _, _, c, n in got} == dict(clients)
+    assert sum(n for *_, n in got) == len(raw) == postal_550
+
+
+@pytest.mark.parametrize("run", RUNS, ids=lambda p: p.name)
+def test_local_delivery_recipient_is_the_address(landed, run):
+    # `=> user105 <user105@bench.test> R=...`: the address in angle brackets, per recipient
+    want = Counter(m.group(1) for ln in mainlog_lines(run) if (m := re.search(r" => \S+ <([^>]+)> ", ln)))
+    con = landed(run)
+    q = "select recipient, count(*) from raw.maillog where kind = 'delivery' group by 1"
+    got = Counter(dict(con.execute(q).fetchall()))
+    assert got == want
+
+
+@pytest.mark.parametrize("run", RUNS, ids=lambda p: p.name)
+def test_rejectlog_is_the_mainlogs_copy(landing_con, run):
+    path = run / "rejectlog.gz"
+    assert detect(FileSource(path, path.name)).format == "exim_rejectlog"
+    counts = land_file(landing_con, EximRejectlogParser(), path)
+    raw = gzip.decompress(path.read_bytes()).decode().splitlines()
+    mainlog_rejects = [ln for ln in mainlog_lines(run) if " rejected RCPT <" in ln]
+    assert raw == mainlog_rejects
+    assert (counts.total, counts.noise, counts.quarantined) == (len(raw), len(raw), 0)

@@ -1,0 +1,98 @@
+"""Recorded OpenSMTPD 6.8 runs (samples/mtas/opensmtpd-*) read by the project. OpenSMTPD ships
+no log summarizer: the oracle is the raw maillog counted here with regular expressions, and
+postal's own error lines."""
+
+from __future__ import annotations
+
+import gzip
+import re
+from collections import Counter
+from pathlib import Path
+
+import pytest
+from conftest import found, land_file
+
+from ingest.detect import detect
+from ingest.parsers.maillog import MaillogParser
+from ingest.source import FileSource
+
+ROOT = Path(__file__).resolve().parents[1]
+RUNS = found(sorted((ROOT / "samples" / "mtas").glob("opensmtpd-*")), "OpenSMTPD runs")
+
+LINE = re.compile(r"^\S+T(\d\d:\d\d):\S+ \S+ smtpd\[\d+\]: [0-9a-f]{16} (.*)$")
+# what each count is, as the raw lines say it
+RAW = {
+    "received": re.compile(r"^smtp message msgid=[0-9a-f]{8} "),
+    "delivered": re.compile(r"^m[dt]a delivery .* result=Ok "),
+    "deferred": re.compile(r"^m[dt]a delivery .* result=TempFail "),
+    "bounced": re.compile(r"^m[dt]a delivery .* result=PermFail "),
+    "rejected": re.compile(r'^smtp failed-command .* result="[45]\d\d '),
+}
+# the project's counting (int_maillog__lines / maillog_derived): arrivals, deliveries by
+# status, kind reject
+COUNTED = {
+    "received": "kind = 'arrival'",
+    "delivered": "kind = 'delivery' and status = 'sent'",
+    "deferred": "kind = 'delivery' and status = 'deferred'",
+    "bounced": "kind = 'delivery' and status = 'bounced'",
+    "rejected": "kind = 'reject'",
+}
+
+
+def raw_lines(run: Path) -> list[re.Match]:
+    text = gzip.decompress((run / "maillog.gz").read_bytes()).decode()
+    return [m for ln in text.splitlines() if (m := LINE.match(ln))]
+
+
+@pytest.fixture
+def landed(landing_con):
+    def land(run: Path):
+        land_file(landing_con, MaillogParser(), run / "maillog.gz", year=2026)
+        return landing_con
+
+    return land
+
+
+@pytest.mark.parametrize("run", RUNS, ids=lambda p: p.name)
+def test_detected_as_a_maillog(run):
+    path = run / "maillog.gz"
+    assert detect(FileSource(path, path.name)).format == "maillog"
+
+
+@pytest.mark.parametrize("run", RUNS, ids=lambda p: p.name)
+def test_per_minute_counts_match_the_raw_lines(landed, run):
+    lines = raw_lines(run)
+    con = landed(run)
+    for key, where in COUNTED.items():
+        want = Counter(m[1] for m in lines if RAW[key].search(m[2]))
+        got = con.execute(f"select strftime(ts, '%H:%M'), count(*) from raw.maillog where {where} group by 1")
+        assert Counter(dict(got.fetchall())) == want, key
+    assert con.execute("select count(*) from raw.maillog where kind = 'arrival'").fetchone()[0] > 0
+
+
+@pytest.mark.parametrize("run", RUNS, ids=lambda p: p.name)
+def test_deliveries_belong_to_their_message(landed, run):
+    # an envelope id's first 8 hex digits are its message id
+    lines = raw_lines(run)
+    msgids = {re.search(r"msgid=(\w+)", m[2])[1] for m in lines if RAW["received"].search(m[2])}
+    delivered = Counter(re.search(r"evpid=(\w{8})", m[2])[1] for m in lines if RAW["delivered"].search(m[2]))
+    con = landed(run)
+    got = con.execute(
+        "select queue_id, count(*) filter (where kind = 'delivery' and status = 'sent'),"
+        " count(*) filter (where kind = 'arrival') from raw.maillog where queue_id is not null group by 1"
+    ).fetchall()
+    assert {q for q, _, n in got if n} == msgids
+    assert Counter({q: n for q, n, _ in got if n}) == delivered
+
+
+@pytest.mark.parametrize("run", RUNS, ids=lambda p: p.name)
+def test_refused_recipients_are_the_clients_errors(landed, run):
+    postal = (run / "postal.csv").read_text().splitlines()
+    refused = Counter(m[1] for ln in postal if (m := re.match(r"Server error:5\d\d \S+ .*<([^>]+)>$", ln)))
+    con = landed(run)
+    got = con.execute(
+        "select recipient, reject_stage, smtp_code, count(*) from raw.maillog"
+        " where kind = 'reject' group by all"
+    ).fetchall()
+    assert {(stage, code) for _, stage, code, _ in got} == {("RCPT", 524)}
+    assert Counter({to: n for to, *_, n in got}) == refused

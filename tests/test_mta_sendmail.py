@@ -1,0 +1,116 @@
+"""Recorded sendmail 8.17 runs (samples/mtas/sendmail-*) read by the project, checked against
+`mailstats -p` (cleared before each run, printed right after it:
+tests/fixtures/oracles/<run>/mailstats-p.txt) and against the raw maillog and postal output."""
+
+from __future__ import annotations
+
+import gzip
+import re
+from collections import Counter
+from pathlib import Path
+
+import pytest
+from conftest import found, land_file
+
+from ingest.parsers.maillog import MaillogParser
+
+ROOT = Path(__file__).resolve().parents[1]
+RUNS = found(sorted((ROOT / "samples" / "mtas").glob("sendmail-*")), "sendmail runs")
+ORACLES = ROOT / "tests" / "fixtures" / "oracles"
+
+SM = re.compile(r"^(\S+)T(\d\d:\d\d):\S+ \S+ sendmail\[\d+\]: (?:(\w+): )?(.*)$")
+
+
+def mailstats(run: Path) -> dict[str, int]:
+    """The MTA's `T` (totals) and `C` (connections) lines of `mailstats -p`."""
+    text = (ORACLES / run.name / "mailstats-p.txt").read_text()
+    mta = text.split("MTA statistics...", 1)[1]
+    t = re.search(r"^ T\s+(\d+)\s+(\d+)\s+(\d+)\s+(\d+)\s+(\d+)\s+(\d+)", mta, re.M).groups()
+    c = re.search(r"^ C\s+(\d+)\s+(\d+)\s+(\d+)", mta, re.M).groups()
+    return {"from": int(t[0]), "to": int(t[2]), "rejected": int(t[4]), "connections": int(c[0])}
+
+
+def raw_minutes(run: Path) -> dict[str, Counter]:
+    """Per minute from the raw lines: messages accepted (a `from=` line with nrcpts > 0 whose
+    transfer was not broken off by the client), deliveries sent, `User unknown` RCPT rejects
+    and connection-throttle lines."""
+    lines = [SM.match(ln) for ln in gzip.decompress((run / "maillog.gz").read_bytes()).decode().splitlines()]
+    aborted = {m[3] for m in lines if m and m[4].startswith("collect: premature EOM")}
+    out = {k: Counter() for k in ("received", "delivered", "rejected", "throttled")}
+    for m in filter(None, lines):
+        minute, qid, text = m[2], m[3], m[4]
+        if text.startswith("from=") and not re.search(r", nrcpts=0,", text) and qid not in aborted:
+            out["received"][minute] += 1
+        elif text.startswith("to=") and ", stat=Sent" in text:
+            out["delivered"][minute] += 1
+        elif re.fullmatch(r"<[^>]+>\.\.\. User unknown", text):
+            out["rejected"][minute] += 1
+        elif text.startswith("deferring connections on daemon "):
+            out["throttled"][minute] += 1
+    return out
+
+
+@pytest.fixture
+def landed(landing_con):
+    def land(run: Path):
+        land_file(landing_con, MaillogParser(), run / "maillog.gz", year=2026)
+        return landing_con
+
+    return land
+
+
+COUNTED = {
+    # the project's counting (int_maillog__lines): received = sendmail `from` lines, delivered =
+    # deliveries sent, rejected = kind reject; throttle lines are warnings
+    "received": "kind = 'from'",
+    "delivered": "kind = 'delivery' and status = 'sent'",
+    "rejected": "kind = 'reject'",
+    "throttled": "kind = 'warning' and detail like 'deferring connections on daemon %'",
+}
+
+
+@pytest.mark.parametrize("run", RUNS, ids=lambda p: p.name)
+def test_totals_match_mailstats(landed, run):
+    con = landed(run)
+    oracle = mailstats(run)
+    n = {
+        k: con.execute(f"select count(*) from raw.maillog where {w}").fetchone()[0]
+        for k, w in COUNTED.items()
+    }
+    assert (n["received"], n["delivered"]) == (oracle["from"], oracle["to"])
+    # every connection logs one `from=` line (accepted, all recipients rejected, or broken off)
+    # or, without a transaction, `did not issue MAIL/EXPN/VRFY/ETRN`
+    transactions, idle = con.execute(
+        "select count(*) filter (where kind in ('from', 'from_no_rcpt', 'from_aborted')),"
+        " count(*) filter (where message like '% did not issue MAIL/EXPN/VRFY/ETRN during connection %')"
+        " from raw.maillog"
+    ).fetchone()
+    assert transactions + idle == oracle["connections"]
+
+
+@pytest.mark.parametrize("run", RUNS, ids=lambda p: p.name)
+def test_per_minute_counts_match_the_raw_lines(landed, run):
+    con = landed(run)
+    want = raw_minutes(run)
+    for key, where in COUNTED.items():
+        got = con.execute(f"select strftime(ts, '%H:%M'), count(*) from raw.maillog where {where} group by 1")
+        assert Counter(dict(got.fetchall())) == want[key], key
+
+
+@pytest.mark.parametrize("run", RUNS, ids=lambda p: p.name)
+def test_user_unknown_rejects_are_the_clients_550s(landed, run):
+    postal = (run / "postal.csv").read_text().splitlines()
+    postal_550 = Counter(
+        m[1] for ln in postal if (m := re.match(r"Server error:550 5\.1\.1 <([^>]+)>\.\.\. User unknown", ln))
+    )
+    con = landed(run)
+    got = con.execute(
+        "select recipient, smtp_code, enhanced_code, reject_stage, count(*) from raw.maillog"
+        " where kind = 'reject' group by all"
+    ).fetchall()
+    assert {(code, enh, stage) for _, code, enh, stage, _ in got} == {(550, "5.1.1", "RCPT")}
+    assert Counter({to: n for to, *_, n in got}) == postal_550
+    # the transaction the reject ended holds no message
+    assert con.execute(
+        "select count(*) from raw.maillog where kind = 'from_no_rcpt' and nrcpt = 0"
+    ).fetchone()[0] == sum(postal_550.values())
