@@ -148,14 +148,14 @@ def test_maillog_file_id_relationship_sees_a_gone_file_of_an_unchanged_run(tmp_p
     ok(data, "ingest", str(SAMPLES))
     ok(data, "build")
     with duckdb.connect(str(db)) as con:
-        (path,) = con.execute(
+        (fmt,) = con.execute(
             "delete from raw.files where file_id = (select min(file_id) from raw.parquet_files) "
-            "returning path"
+            "returning format"
         ).fetchone()
         parts = con.execute(
             "select count(*) from raw.parquet_files where file_id not in (select file_id from raw.files)"
         ).fetchone()[0]
-    assert path.endswith("maillog.gz") and parts >= 1
+    assert fmt == "maillog" and parts >= 1
     out = mtabench(data, "build")
     assert out.returncode != 0
     log = (data / "logs" / "dbt.log").read_text()

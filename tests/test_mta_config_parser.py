@@ -18,7 +18,13 @@ ROOT = Path(__file__).resolve().parents[1]
 CONFIGS = found(
     [
         p
-        for pat in ("*/exim4.conf", "*/sendmail.mc", "*/smtpd.conf")
+        for pat in (
+            "*/exim4.conf",
+            "*/sendmail.mc",
+            "*/smtpd.conf",
+            "*/control.txt",
+            "*/courier-settings.txt",
+        )
         for p in (ROOT / "samples" / "mtas").glob(pat)
     ],
     "MTA configuration files",
@@ -51,5 +57,28 @@ def test_changed_setting_reads_as_the_manifest_says(path):
         assert got["queue_only"] == [changed["queue_only"]]
     elif path.name == "sendmail.mc":
         assert got["confCONNECTION_RATE_THROTTLE"] == [changed["confCONNECTION_RATE_THROTTLE"]]
+    elif path.name == "control.txt":  # qmail's control files
+        assert got["concurrencylocal"] == [changed["concurrencylocal"]]
+    elif path.name == "courier-settings.txt":  # /etc/courier/esmtpd
+        assert got["esmtpd.MAXDAEMONS"] == [changed["MAXDAEMONS"]]
     else:
         assert ("compression" in got.get("queue", [])) == (changed["queue_compression"] == "on")
+
+
+def test_mailbox_client_record_lands_every_session():
+    """The POP3/IMAP client's per-session CSV beside the Dovecot variants: recognised, one row per
+    session, counts as the raw lines say (awk-style, here in Python)."""
+    from ingest.parsers.mailbox_client import MailboxClientParser
+
+    for path in found(list((ROOT / "samples" / "variants").glob("*/mailbox_client.csv")), "client records"):
+        assert detect(FileSource(path, path.name)).format == "mailbox_client"
+        raw = path.read_text().splitlines()
+        ledger = MailboxClientParser().parse(
+            list(enumerate((x + "\n" for x in raw), start=1)), ParseContext()
+        )
+        rows = ledger.rows["mailbox_client_sessions"]
+        data = [x.split(",") for x in raw[1:] if x.strip()]
+        assert len(rows) == len(data)
+        assert sum(r["messages"] for r in rows) == sum(int(d[4]) for d in data)
+        assert sum(not r["ok"] for r in rows) == sum(d[3] == "0" for d in data)
+        assert {r["protocol"] for r in rows} == {d[1] for d in data}

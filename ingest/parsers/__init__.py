@@ -6,6 +6,7 @@ from ingest.parsers.base import ParseContext, Parser
 from ingest.parsers.dtrace import DtraceParser, SampleSeriesParser
 from ingest.parsers.exim_rejectlog import EximRejectlogParser
 from ingest.parsers.iostat import IostatParser
+from ingest.parsers.mailbox_client import MailboxClientParser
 from ingest.parsers.maillog import MaillogParser
 from ingest.parsers.mta_config import MtaConfigParser
 from ingest.parsers.postal import PostalParser
@@ -23,6 +24,7 @@ PARSERS: dict[str, Parser] = {
         MtaConfigParser(),
         MaillogParser(),
         EximRejectlogParser(),
+        MailboxClientParser(),
         SmtpSourceParser(),
         QueueSizesParser(),
         VmstatParser(),

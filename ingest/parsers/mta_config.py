@@ -1,11 +1,14 @@
 """An MTA's configuration file captured beside a run (Exim's `exim4.conf`, sendmail's `.mc`,
-OpenSMTPD's `smtpd.conf`): one setting row per statement, in the table `postconf -n` fills
-(`name`, `value`), so a run's settings read the same whatever its MTA.
+OpenSMTPD's `smtpd.conf`, a dump of qmail's control files, Courier's settings): one setting
+row per statement, in the table `postconf -n` fills (`name`, `value`), so a run's settings
+read the same whatever its MTA.
 
 Names: Exim `name = value` (inside a `begin` section prefixed with the section and the
 driver instance: `routers.bench_users.driver`; an ACL statement is `acl.<acl>.<verb>`);
 sendmail m4 `define(`name', `value')` and `MACRO(args)` (a call's later lines `m4_continued`);
-OpenSMTPD the statement's first word.
+OpenSMTPD the statement's first word; qmail `control-file: value` (the dump `head
+/var/qmail/control/*` style recorders write) the control file's name; Courier
+`config-file: NAME=value` as `config-file.NAME`.
 Comments (`#`, m4 `dnl`) and blank lines are noise; section and instance headers too.
 """
 
@@ -20,6 +23,21 @@ from ingest.parsers.base import ParseContext, Parser
 EXIM = re.compile(r"^begin (?:acl|routers|transports|retry|rewrite|authenticators)\s*$", re.M)
 SENDMAIL_MC = re.compile(r"^(?:include\(`[^']*cf\.m4'\)|OSTYPE\(|DOMAIN\(|MAILER\()", re.M)
 SMTPD_CONF = re.compile(r'^(?:listen on |action "[^"]+" |match (?:from|for) )', re.M)
+
+# qmail's control files by name (qmail-control(5), qmail-send(8), qmail-smtpd(8)): a dump of
+# them is `name: value` lines
+QMAIL_CONTROL = re.compile(
+    r"^(?:me|concurrency(?:local|remote)|defaultdomain|plusdomain|locals|rcpthosts|virtualdomains"
+    r"|databytes|queuelifetime|timeoutsmtpd|smtpgreeting|defaulthost|helohost|bouncefrom): ",
+    re.M,
+)
+# Courier's config files (/etc/courier/<file>) as `file: NAME=value`
+COURIER = re.compile(
+    r"^(?:esmtpd|courierd|module\.\w+|imapd|pop3d|esmtpd-msa|esmtpd-ssl): [A-Z][A-Z0-9_]*=", re.M
+)
+QMAIL_LINE = re.compile(r"^(?P<name>[a-z][a-z0-9]*): ?(?P<value>.*?)\s*$")
+# `file: NAME=value`, `file: name="value"` and a sourced file, `file: . /etc/environment`
+COURIER_LINE = re.compile(r"^(?P<file>[\w.-]+): (?:(?P<name>[A-Za-z_]\w*)=(?P<value>.*)|\. (?P<source>\S+))$")
 
 SETTING = re.compile(r"^\s*(?P<name>[A-Za-z_][\w.-]*)\s*=\s*(?P<value>.*)$")
 M4_DEFINE = re.compile(r"^define\(`(?P<name>[^']*)',\s*`?(?P<value>.*?)'?\)(?:dnl\b.*)?$")
@@ -36,11 +54,17 @@ def _unquote(args: str) -> str:
 
 class MtaConfigParser(Parser):
     format = "mta_config"
-    version = "1.0.0"
+    version = "1.1.0"
     tables = {"postconf_settings": "name VARCHAR, value VARCHAR"}
 
     def sniff(self, head: str, name: str) -> int:
         if EXIM.search(head) or SENDMAIL_MC.search(head) or SMTPD_CONF.search(head):
+            return 85
+        # a qmail control dump, maybe with the `tcpserver ...` line that runs qmail-smtpd
+        qmail = (QMAIL_LINE.match(x) or x.startswith("tcpserver ") for x in head.splitlines() if x.strip())
+        if QMAIL_CONTROL.search(head) and all(qmail):
+            return 85
+        if COURIER.search(head) and all(COURIER_LINE.match(x) for x in head.splitlines() if x.strip()):
             return 85
         return 0
 
@@ -68,6 +92,12 @@ class MtaConfigParser(Parser):
     @staticmethod
     def _setting(text: str, stripped: str, section: str | None, instance: str | None) -> tuple[str, str]:
         prefix = ".".join(p for p in (section, instance) if p)
+        if m := COURIER_LINE.match(stripped):
+            if m["source"]:
+                return f"{m['file']}.source", m["source"]
+            return f"{m['file']}.{m['name']}", m["value"].strip('"')
+        if not section and (m := QMAIL_LINE.match(stripped)) and QMAIL_CONTROL.match(stripped):
+            return m["name"], m["value"]
         if m := M4_DEFINE.match(stripped):
             return m["name"], m["value"]
         if m := M4_CALL.match(stripped) or M4_OPEN.match(stripped):
