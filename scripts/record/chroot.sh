@@ -10,8 +10,12 @@
 #   chroot.sh up NAME              start the holder: lo up; /proc, a /dev of its own and /run in the chroot
 #   chroot.sh run NAME CMD...      run CMD inside the chroot, in the namespaces
 #   chroot.sh net NAME CMD...      run a host command in the namespace's network only (load generator)
-#   chroot.sh down NAME            end the holder (and with it everything inside)
+#   chroot.sh pids NAME            the processes inside, holder excepted (host PIDs)
+#   chroot.sh down NAME            SIGTERM everything inside, then end the holder (and with it the rest)
 #   chroot.sh remove NAME          down, then delete the chroot
+#
+# /dev inside is a tmpfs of the namespace: a syslog daemon inside makes its /dev/log there, where
+# every process run through `run` sees it, and never touches the host's.
 #
 # Needs root, debootstrap, util-linux (unshare, nsenter) and iproute2 on the host.
 set -euo pipefail
@@ -53,6 +57,7 @@ create() {
     cp /etc/resolv.conf "$dir/etc/resolv.conf" 2>/dev/null || true
     if [ $# -gt 0 ]; then
         # apt runs on the host network (the registry), in a mount namespace of its own
+        # shellcheck disable=SC2016 # expanded by the inner sh
         unshare --mount --propagation private sh -c "$MOUNTS"'
             d=$1; shift
             chroot "$d" apt-get update -qq
@@ -63,6 +68,7 @@ create() {
 
 # The chroot's /proc, a /dev of its own (a few device nodes bound from the host: a daemon creating
 # /dev/log must not replace the host's) and a /run in memory. Run inside a private mount namespace.
+# shellcheck disable=SC2016 # expanded by the inner sh
 MOUNTS='
     set -e
     mount -t proc proc "$1/proc"
@@ -93,8 +99,8 @@ up() {
         exec sleep infinity' holder "$dir" >/dev/null 2>&1 &
     local unshare_pid=$!
     # the holder is unshare's child (PID 1 inside); wait for its mounts
-    local i pid=""
-    for i in $(seq 1 50); do
+    local _ pid=""
+    for _ in $(seq 1 50); do
         pid=$(pgrep -P "$unshare_pid" -x sleep || true)
         [ -n "$pid" ] && break
         sleep 0.1
@@ -120,15 +126,39 @@ net() {
     nsenter -t "$pid" -n -- "$@"
 }
 
+# host PIDs of the live processes in the holder's PID namespace, the holder itself left out
+pids() {
+    local pid ns p
+    pid=$(holder_pid "$1") || return 0
+    ns=$(readlink "/proc/$pid/ns/pid")
+    for p in /proc/[0-9]*; do
+        p=${p#/proc/}
+        [ "$p" != "$pid" ] || continue
+        [ "$(readlink "/proc/$p/ns/pid" 2>/dev/null)" = "$ns" ] || continue
+        # orphans end as zombies under the holder (sleep reaps none): nothing left to stop
+        grep -q '^State:[[:space:]]*Z' "/proc/$p/status" 2>/dev/null && continue
+        echo "$p"
+    done
+}
+
 down() {
     local name=$1 pidfile pid
     pidfile=$(holder_pidfile "$name")
     if pid=$(holder_pid "$name"); then
-        # PID 1 of the namespace: SIGKILL from outside ends it and every process inside
+        # SIGTERM first, so that daemons and their loggers write out their last lines
+        local left _
+        left=$(pids "$name")
+        # shellcheck disable=SC2086 # a list of PIDs
+        [ -z "$left" ] || kill -TERM $left 2>/dev/null || true
+        for _ in $(seq 1 10); do
+            [ -n "$(pids "$name")" ] || break
+            sleep 1
+        done
+        # PID 1 of the namespace: SIGKILL from outside ends it and every process still inside
         kill -KILL "$pid"
         local u
         u=$(cat "$pidfile.unshare" 2>/dev/null || true)
-        [ -n "$u" ] && wait "$u" 2>/dev/null || true
+        if [ -n "$u" ]; then wait "$u" 2>/dev/null || true; fi
     fi
     rm -f "$pidfile" "$pidfile.unshare"
 }
@@ -141,10 +171,10 @@ remove() {
 }
 
 if [ "${BASH_SOURCE[0]}" = "$0" ]; then
-    cmd=${1:?usage: $0 create|up|run|net|down|remove NAME ...}
+    cmd=${1:?usage: $0 create|up|run|net|pids|down|remove NAME ...}
     shift
     case $cmd in
-    create | up | run | net | down | remove) "$cmd" "$@" ;;
+    create | up | run | net | pids | down | remove) "$cmd" "$@" ;;
     *) echo "unknown command: $cmd" >&2; exit 2 ;;
     esac
 fi

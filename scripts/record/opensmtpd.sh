@@ -20,7 +20,7 @@ DOMAIN=bench.test
 KNOWN=200
 UNKNOWN=6
 LOG_FILES=(/var/log/maillog:maillog)
-LOG_TIMESTAMP_FORMAT="RFC 3339 with microseconds and offset (rsyslog 8.2302 RSYSLOG_FileFormat), UTC"
+LOG_TIMESTAMP_FORMAT=$MAILLOG_TIMESTAMP_FORMAT
 QUEUE_COLUMNS="incoming = message folders under /var/spool/smtpd/incoming (being received), active = message folders under /var/spool/smtpd/queue/<bucket>/ (every queued message), deferred 0 (OpenSMTPD keeps deferred mail in the same queue), maildrop = files under /var/spool/smtpd/offline"
 MTA_DELIVERY="maildir under /var/vmail/<user>/Maildir as user vmail, $KNOWN addresses user1..user$KNOWN@$DOMAIN in a virtual table; nouser1..nouser$UNKNOWN are rejected at RCPT (a virtual-table miss: 524 5.2.4 Mailing list expansion problem)"
 
@@ -54,11 +54,7 @@ setup() {
     chroot "$dir" chown vmail: /var/vmail
     grep -qs "mx-opensmtpd" "$dir/etc/hosts" ||
         echo "127.0.0.1 localhost mx-opensmtpd.$DOMAIN mx-opensmtpd $(hostname)" >>"$dir/etc/hosts"
-    cat >"$dir/etc/rsyslog.conf" <<'EOF'
-module(load="imuxsock" SysSock.RateLimit.Interval="0")
-mail.*	-/var/log/maillog
-EOF
-    rm -f "$dir"/etc/rsyslog.d/*.conf
+    rsyslog_maillog "$dir"
     write_users "$dir/root/users.txt" "$KNOWN" "$UNKNOWN" "$DOMAIN"
 }
 
@@ -79,6 +75,7 @@ record() {
     local run_dir=$OUT/opensmtpd-$slug dir
     dir=$(chroot_dir opensmtpd)
     start_smtpd "$compression"
+    # shellcheck disable=SC2016 # a dpkg-query format
     MTA_VERSION=$(chroot "$dir" dpkg-query -W -f '${Version}' opensmtpd)
     bench_run "$run_dir" "$DUR" "$RATE" "$THREADS" "$dir/root/users.txt" "$settings" "$notes"
     down opensmtpd
@@ -86,7 +83,7 @@ record() {
 }
 
 setup
-rm -rf "$(spool queue)"/* "$(spool incoming)"/* "$(chroot_dir opensmtpd)/var/log/maillog"
+rm -rf "$(chroot_dir opensmtpd)"/var/spool/smtpd/{queue,incoming}/* "$(chroot_dir opensmtpd)/var/log/maillog"
 record queue-compression-off off 'queue_compression = "off"  # default' \
     "OpenSMTPD defaults (queue compression off). $THREADS postal threads, rate cap $RATE/min, body 0-4 KB, 1 message per connection; $UNKNOWN of $((KNOWN + UNKNOWN)) recipients unknown (524 5.2.4 at RCPT)."
 record queue-compression-on on 'queue_compression = "on"  # default/base value: "off"' \

@@ -22,7 +22,7 @@ DOMAIN=bench.test
 KNOWN=200
 UNKNOWN=6
 LOG_FILES=(/var/log/maillog:maillog)
-LOG_TIMESTAMP_FORMAT="RFC 3339 with microseconds and offset (rsyslog 8.2302 RSYSLOG_FileFormat), UTC"
+LOG_TIMESTAMP_FORMAT=$MAILLOG_TIMESTAMP_FORMAT
 QUEUE_COLUMNS="incoming = tf* files (control files being written), active = qf* files in /var/spool/mqueue (every queued message), deferred 0 (sendmail keeps deferred mail in the same directory), maildrop = qf* files in /var/spool/mqueue-client"
 MTA_DELIVERY="local mailer (sensible-mda, procmail) to mbox /var/mail/<user>, $KNOWN system users user1..user$KNOWN, domain $DOMAIN in local-host-names; nouser1..nouser$UNKNOWN are rejected at RCPT (User unknown)"
 
@@ -55,12 +55,8 @@ setup() {
         for i in $(seq 1 "$KNOWN"); do echo "user$i:x:$((20000 + i)):100::/nonexistent:/usr/sbin/nologin"; done |
             chroot "$dir" newusers
     fi
-    # imuxsock's per-process rate limit would drop the daemon's throttle lines: off
-    cat >"$dir/etc/rsyslog.conf" <<'EOF'
-module(load="imuxsock" SysSock.RateLimit.Interval="0")
-mail.*	-/var/log/maillog
-EOF
-    rm -f "$dir"/etc/rsyslog.d/*.conf
+    # rsyslogd without its rate limit, which would drop the daemon's throttle lines
+    rsyslog_maillog "$dir"
     touch "$dir/var/lib/sendmail/sendmail.st" "$dir/var/lib/sendmail/sm-client.st"
     chroot "$dir" chown smmta:smmsp /var/lib/sendmail/sendmail.st
     chroot "$dir" chmod 0660 /var/lib/sendmail/sendmail.st
@@ -96,7 +92,7 @@ record() {
 }
 
 setup
-rm -rf "$(mq mqueue)"/* "$(mq mqueue-client)"/* "$(chroot_dir sendmail)/var/log/maillog"
+rm -rf "$(chroot_dir sendmail)"/var/spool/{mqueue,mqueue-client}/* "$(chroot_dir sendmail)/var/log/maillog"
 record crt-15 15 'confCONNECTION_RATE_THROTTLE = "15"  # Debian default (ConnectionRateThrottle=15 per second)' \
     "Debian sendmail.mc defaults (ConnectionRateThrottle 15/s) without greet_pause, plus accept_unresolvable_domains. $THREADS postal threads, rate cap $RATE/min (above 15 connections a second), body 0-4 KB, 1 message per connection; $UNKNOWN of $((KNOWN + UNKNOWN)) recipients unknown (550 User unknown at RCPT)."
 record crt-0 0 'confCONNECTION_RATE_THROTTLE = "0"  # default/base value: "15" (0 = no throttle)' \
