@@ -5,7 +5,9 @@ from __future__ import annotations
 import re
 import shutil
 import subprocess
+import tomllib
 from collections import defaultdict
+from datetime import datetime
 
 import duckdb
 import pytest
@@ -63,9 +65,13 @@ def raw_full_minutes(run_id: str) -> list[int]:
     samples/seed000/<folder>/postal.out; any other id: samples/runs/<id>/postal.csv. A minute
     is partial when it is the invocation's first row (postal started mid-minute) or repeats the
     previous row's label."""
-    if not run_id.startswith("seed000-"):  # samples/runs/<run id>/postal.csv, one invocation
-        rows = POSTAL_ROW.findall((SAMPLES / "runs" / run_id / "postal.csv").read_text())
-        return [int(m) for i, (label, m) in enumerate(rows) if i > 0 and label != rows[i - 1][0]]
+    if not run_id.startswith("seed000-"):  # samples/<folder>/<run id>/postal.csv, one invocation
+        (folder,) = [p.parent for p in SAMPLES.glob(f"*/{run_id}/postal.csv")]
+        rows = POSTAL_ROW.findall((folder / "postal.csv").read_text())
+        first = 0 if rows and load_began_at_minute_start(folder, rows[0][0]) else 1
+        return [
+            int(m) for i, (label, m) in enumerate(rows) if i >= first and (i == 0 or label != rows[i - 1][0])
+        ]
     folder, _, seg = run_id.removeprefix("seed000-").partition("#")
     text = (SAMPLES / "seed000" / folder / "postal.out").read_text()
     parts = text.split(POSTAL_HEADER)
@@ -73,6 +79,20 @@ def raw_full_minutes(run_id: str) -> list[int]:
     part = parts[int(seg) - 1] if seg else text
     rows = POSTAL_ROW.findall(part)
     return [int(m) for i, (label, m) in enumerate(rows) if i > 0 and label != rows[i - 1][0]]
+
+
+def load_began_at_minute_start(folder, first_label: str, within_s: int = 5) -> bool:
+    """postal labels a row with the clock at its minute's end: the first row covers a whole
+    minute when run.toml's start_utc (the recorded runs' clock is UTC) is within a few seconds
+    of that minute's start."""
+    start = tomllib.loads((folder / "run.toml").read_text()).get("start_utc")
+    if not start:
+        return False
+    start = datetime.fromisoformat(str(start).replace("Z", "+00:00"))
+    hh, mm = map(int, first_label.split(":"))
+    minute_start = (hh * 60 + mm - 1) * 60 % 86400
+    began = start.hour * 3600 + start.minute * 60 + start.second
+    return min((began - minute_start) % 86400, (minute_start - began) % 86400) <= within_s
 
 
 def test_raw_full_minutes_found_rows():
