@@ -13,6 +13,7 @@ import pytest
 from conftest import found, land_file
 
 from ingest.detect import detect
+from ingest.parsers.base import ParseContext
 from ingest.parsers.exim_rejectlog import EximRejectlogParser
 from ingest.parsers.maillog import MaillogParser
 from ingest.source import FileSource
@@ -121,3 +122,19 @@ def test_rejectlog_is_the_mainlogs_copy(landing_con, run):
     mainlog_rejects = [ln for ln in mainlog_lines(run) if " rejected RCPT <" in ln]
     assert raw == mainlog_rejects
     assert (counts.total, counts.noise, counts.quarantined) == (len(raw), len(raw), 0)
+
+
+def test_a_mainlog_of_refused_connections_is_a_maillog_of_warnings(tmp_path):
+    """Exim at smtp_accept_max logs only `Connection from [ip] refused: ...`: such a mainlog is
+    still a maillog, and each line a warning with the 421 the client got (counted by regex)."""
+    text = "".join(
+        f"2026-11-27 02:52:5{i} Connection from [127.0.0.1] refused: too many connections\n" for i in range(3)
+    )
+    path = tmp_path / "mainlog"
+    path.write_text(text)
+    assert detect(FileSource(path, path.name)).format == "maillog"
+    lines = list(enumerate(text.splitlines(keepends=True), start=1))
+    ledger = MaillogParser().parse(iter(lines), ParseContext(year=2026))
+    kinds = [item["kind"] for n, _ in lines for item in ledger.items[n]]
+    assert kinds == ["warning"] * len(re.findall(r"^\S+ \S+ Connection from \[[^\]]+\] refused", text, re.M))
+    assert {item["smtp_code"] for n, _ in lines for item in ledger.items[n]} == {421}

@@ -70,7 +70,7 @@ _JOURNAL_MAIL_PROGRAM = re.compile(
 _SNIFF_EXIM = re.compile(
     r"^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d(?:\.\d+)?(?: [+-]\d{4})?(?: \[\d+\])? "
     r"(?:[0-9A-Za-z]{6}-[0-9A-Za-z]{6,11}-[0-9A-Za-z]{2,4} (?:<=|=>|->|\*\*|==|Completed)"
-    r"|Start queue run|End queue run|exim \S+ daemon started)",
+    r"|Start queue run|End queue run|exim \S+ daemon started|Connection from \[[^\]]+\](?::\d+)? refused)",
     re.M,
 )
 _SNIFF_QMAIL = re.compile(

@@ -494,7 +494,19 @@ pub fn exim<'a>(row: &mut Row<'a>, m: &'a [u8]) {
         }
         b"Completed" => row.s(C::kind, b"removed"),
         _ => {
-            if exim_rejected(m) {
+            if let Some(r) = m.strip_prefix(b"Connection from ").filter(|r| find(r, b" refused").is_some()) {
+                // `Connection from [127.0.0.1] refused: too many connections` (smtp_accept_max,
+                // _per_host, a reserve): the client got 421 before any transaction, nothing refused
+                // a message, so a warning as sendmail's connection throttle
+                row.s(C::kind, b"warning");
+                row.s(C::severity, b"warning");
+                row.i(C::smtp_code, Some(421));
+                row.s(C::detail, m);
+                if let Some(h) = r.strip_prefix(b"[").and_then(|x| find_byte(x, b']').map(|e| &x[..e])) {
+                    row.s(C::client_ip, h);
+                }
+                row.so(C::reason, find(r, b"refused: ").map(|p| &r[p + 9..]).and_then(nonempty));
+            } else if exim_rejected(m) {
                 row.s(C::kind, b"reject");
                 row.s(C::reject_action, b"reject");
                 row.so(
@@ -1324,4 +1336,14 @@ mod tests {
         assert_eq!(s(&r, C::recipient), Some("nouser3@bench.test"));
         assert_eq!(s(&r, C::queue_id), None);
     }
+
+    #[test]
+    fn exim_connection_refused_is_a_421_warning() {
+        let r = parsed(b"2026-11-27 02:52:55 Connection from [127.0.0.1] refused: too many connections");
+        assert_eq!(s(&r, C::kind), Some("warning"));
+        assert_eq!(i(&r, C::smtp_code), Some(421));
+        assert_eq!(s(&r, C::client_ip), Some("127.0.0.1"));
+        assert_eq!(s(&r, C::reason), Some("too many connections"));
+    }
+
 }
