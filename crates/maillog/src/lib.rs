@@ -16,6 +16,8 @@ pub mod pq;
 pub mod scan;
 #[cfg(test)]
 mod shape_tests;
+#[cfg(test)]
+mod test_util;
 pub mod time;
 
 use cols::{Row, Table, Ty, C, COLUMNS};

@@ -1121,7 +1121,8 @@ fn dovecot_session<'a>(row: &mut Row<'a>, m: &'a [u8]) {
 
 #[cfg(test)]
 mod dovecot_tests {
-    use crate::cols::{Row, C, V};
+    use crate::cols::{Row, C};
+    use crate::test_util::i;
 
     fn run(m: &'static [u8]) -> Row<'static> {
         let mut row = Row::new();
@@ -1129,12 +1130,6 @@ mod dovecot_tests {
         row
     }
 
-    fn int(r: &Row, c: C) -> Option<i64> {
-        match r.get(c) {
-            V::I(i) => Some(i),
-            _ => None,
-        }
-    }
 
     #[test]
     fn logout_without_user_pid_session_prefix() {
@@ -1143,10 +1138,10 @@ mod dovecot_tests {
         assert_eq!(r.get_s(C::kind), Some(&b"mailbox_logout"[..]));
         assert_eq!(r.get_s(C::service), Some(&b"pop3"[..]));
         assert_eq!(r.get_s(C::mailbox_user), None);
-        assert_eq!(int(&r, C::retr_msgs), Some(5));
-        assert_eq!(int(&r, C::retr_bytes), Some(14008));
-        assert_eq!(int(&r, C::mbox_msgs), Some(11));
-        assert_eq!(int(&r, C::mbox_size), Some(26517));
+        assert_eq!(i(&r, C::retr_msgs), Some(5));
+        assert_eq!(i(&r, C::retr_bytes), Some(14008));
+        assert_eq!(i(&r, C::mbox_msgs), Some(11));
+        assert_eq!(i(&r, C::mbox_size), Some(26517));
     }
 
     #[test]
@@ -1165,25 +1160,9 @@ mod dovecot_tests {
 #[cfg(test)]
 mod tests {
     //! Real lines from the recorded runs in samples/mtas (Exim 4.96, sendmail 8.17.1.9).
-    use crate::cols::{Row, C, V};
-    use crate::parse::{parse_line, Ctx};
+    use crate::cols::{C, V};
+    use crate::test_util::{i, parsed, s};
 
-    fn parsed(line: &[u8]) -> Row<'_> {
-        let mut row = Row::new();
-        parse_line(line, false, &Ctx::new(2026, 0), &mut row);
-        row
-    }
-
-    fn s<'a>(row: &Row<'a>, c: C) -> Option<&'a str> {
-        row.get_s(c).map(|x| std::str::from_utf8(x).unwrap())
-    }
-
-    fn i(row: &Row, c: C) -> Option<i64> {
-        match row.get(c) {
-            V::I(x) => Some(x),
-            _ => None,
-        }
-    }
 
     #[test]
     fn exim_rcpt_reject_is_a_550_with_its_client() {

@@ -756,19 +756,9 @@ fn extras<'a>(row: &mut Row<'a>, prog: &'a [u8], kind: &[u8], b: &'a [u8]) {
 #[cfg(test)]
 mod variant_lines {
     //! Real lines of Postfix 3.7 (Debian 12) from samples/variants.
-    use crate::cols::{Row, C};
-    use crate::parse::{parse_line, Ctx};
+    use crate::cols::C;
+    use crate::test_util::{parsed as parse, s};
 
-    fn parse(l: &'static [u8]) -> Row<'static> {
-        let ctx = Box::leak(Box::new(Ctx::new(2026, 0)));
-        let mut row = Row::new();
-        parse_line(l, false, ctx, &mut row);
-        row
-    }
-
-    fn s(r: &Row<'static>, c: C) -> Option<&'static str> {
-        r.get_s(c).map(|x| std::str::from_utf8(x).unwrap())
-    }
 
     #[test]
     fn kinds_of_daemons_only_the_variants_produce() {

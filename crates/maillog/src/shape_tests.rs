@@ -1,25 +1,9 @@
 //! One test per line shape the parser learnt from the real-lines corpus
 //! (tests/fixtures/corpus): the line, and the fields read off it by hand.
 
-use crate::cols::{Row, C, V};
-use crate::parse::{is_unknown, known_program, parse_line, Ctx};
-
-fn parsed(line: &str) -> Row<'_> {
-    let mut row = Row::new();
-    parse_line(line.as_bytes(), false, &Ctx::new(2026, 0), &mut row);
-    row
-}
-
-fn s<'a>(row: &Row<'a>, c: C) -> Option<&'a str> {
-    row.get_s(c).map(|x| std::str::from_utf8(x).unwrap())
-}
-
-fn i(row: &Row, c: C) -> Option<i64> {
-    match row.get(c) {
-        V::I(x) => Some(x),
-        _ => None,
-    }
-}
+use crate::cols::C;
+use crate::parse::{is_unknown, known_program};
+use crate::test_util::{i, parsed, s};
 
 #[test]
 fn cleanup_empty_message_id_is_empty_not_missing() {
