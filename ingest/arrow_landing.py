@@ -53,6 +53,38 @@ def _lit(v: str) -> str:
     return "'" + str(v).replace("'", "''") + "'"
 
 
+def sql_value(v) -> str:
+    """A Python value as a SQL literal (None, bool, int, float, str, date, datetime), for the
+    landing's statements that would otherwise bind parameters (see `_lit`)."""
+    import math
+    from datetime import date, datetime
+
+    if v is None:
+        return "NULL"
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, int):
+        return str(v)
+    if isinstance(v, float):
+        return repr(v) if math.isfinite(v) else f"{_lit(repr(v))}::DOUBLE"
+    if isinstance(v, datetime):
+        return f"TIMESTAMP {_lit(v.isoformat(sep=' '))}"
+    if isinstance(v, date):
+        return f"DATE {_lit(v.isoformat())}"
+    return _lit(str(v))
+
+
+def execute_values(con, sql: str, rows: list[tuple | list]) -> None:
+    """`sql` (ending in VALUES) with `rows` inlined as literals, up to 1,000 rows a statement;
+    a text holding NUL, which a statement's text cannot, is bound as a parameter instead."""
+    if any("\0" in v for r in rows for v in r if isinstance(v, str)):
+        con.executemany(sql + " (" + ", ".join("?" * len(rows[0])) + ")", rows)
+        return
+    for i in range(0, len(rows), 1000):
+        values = ", ".join("(" + ", ".join(sql_value(v) for v in r) + ")" for r in rows[i : i + 1000])
+        con.execute(f"{sql} {values}")
+
+
 def store_dir(con) -> Path:
     row = con.execute(
         "select path from duckdb_databases() where database_name = current_database()"
@@ -281,17 +313,13 @@ def _write_block(tmp: Path, final: Path, block, file_id: int) -> None:
 
 def _land_skipped(con, file_id: int, skipped: list[tuple]) -> tuple[int, int]:
     """A block's noise and quarantine lines ((line_no, kind, detail, line)) to their tables."""
-    noise = [(int(file_id), ln, d, m) for ln, k, d, m in skipped if k == NOISE]
-    quarantine = [(int(file_id), ln, d, m) for ln, k, d, m in skipped if k == QUARANTINE]
+    noise = [(int(file_id), ln, 0, d, m) for ln, k, d, m in skipped if k == NOISE]
+    quarantine = [(int(file_id), ln, 0, d, m) for ln, k, d, m in skipped if k == QUARANTINE]
     if noise:
-        con.executemany(
-            "insert into raw.noise (file_id, line_no, item_no, kind, text) values (?, ?, 0, ?, ?)", noise
-        )
+        execute_values(con, "insert into raw.noise (file_id, line_no, item_no, kind, text) values", noise)
     if quarantine:
-        con.executemany(
-            "insert into raw.quarantine (file_id, line_no, item_no, reason, text) values (?, ?, 0, ?, ?)",
-            quarantine,
-        )
+        sql = "insert into raw.quarantine (file_id, line_no, item_no, reason, text) values"
+        execute_values(con, sql, quarantine)
     return len(noise), len(quarantine)
 
 

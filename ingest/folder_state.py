@@ -16,6 +16,8 @@ import os
 from functools import cache
 from pathlib import Path
 
+from ingest.arrow_landing import _lit
+
 DDL = "run_key VARCHAR NOT NULL, state VARCHAR NOT NULL"
 PACKAGE = Path(__file__).resolve().parent
 
@@ -59,15 +61,14 @@ def save(con, states: dict[str, str | None]) -> None:
     each for the deletes and the inserts."""
     if not states:
         return
-    keys = list(states)
-    con.execute("delete from raw.folder_states where list_contains(?, run_key)", [keys])
+    # literals, not bound parameters: DuckDB's first binding imports pandas (arrow_landing._lit)
+    keys = ", ".join(_lit(k) for k in states)
+    con.execute(f"delete from raw.folder_states where run_key in ({keys})")
     rows = [(k, s) for k, s in states.items() if s is not None]
     if rows:
-        con.execute(
-            "insert into raw.folder_states select unnest(?), unnest(?)",
-            [[k for k, _ in rows], [s for _, s in rows]],
-        )
+        values = ", ".join(f"({_lit(k)}, {_lit(s)})" for k, s in rows)
+        con.execute(f"insert into raw.folder_states values {values}")
 
 
 def forget(con, run_key: str) -> None:
-    con.execute("delete from raw.folder_states where run_key = ?", [run_key])
+    con.execute(f"delete from raw.folder_states where run_key = {_lit(run_key)}")

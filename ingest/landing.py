@@ -51,7 +51,7 @@ def parser_tables() -> dict[str, str]:
 
 def bulk_tables() -> dict[str, str]:
     """Tables of parsers with an Arrow bulk path (and the tables derived from their lines,
-    ingest/derive.py): per-file Parquet behind a view (arrow_landing)."""
+    ingest/maillog_run.py): per-file Parquet behind a view (arrow_landing)."""
     bulk = {
         t
         for p in PARSERS.values()
@@ -122,7 +122,7 @@ def delete_file_rows(
     view once per file (a parser upgrade re-lands every maillog of the archive)."""
     tables = per_file_tables() if every_table else tables_of(fmt)
     for table in tables:
-        con.execute(f"delete from raw.{table} where file_id = ?", [file_id])
+        con.execute(f"delete from raw.{table} where file_id = {int(file_id)}")
     arrow_landing.forget(con, file_id, bulk_tables() if view else {})
 
 

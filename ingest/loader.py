@@ -19,7 +19,8 @@ from pathlib import Path
 import duckdb
 
 from ingest import archive as arc
-from ingest import derive, folder_state, maillog_lines, run_clock
+from ingest import folder_state, maillog_lines, maillog_run, run_clock
+from ingest.arrow_landing import _lit, execute_values, sql_value
 from ingest.detect import Detection, detect
 from ingest.landing import delete_file_rows, ensure_schema, land_file, refresh_views
 from ingest.line_guard import ParserBug, TooManyBadValues, blamed_line
@@ -59,8 +60,6 @@ class IngestReport:
     runs: list[RunOutcome] = field(default_factory=list)
     problems: list[FileOutcome] = field(default_factory=list)
     dropped: list[str] = field(default_factory=list)  # run keys the archive no longer has
-    derived: int = 0  # maillog files whose messages and minutes were computed (ingest/derive.py)
-    derive_errors: list[str] = field(default_factory=list)
 
     @property
     def files(self) -> list[FileOutcome]:
@@ -218,10 +217,6 @@ def ingest_archive(
                 report.dropped = drop_runs_not_in(con, seen)
                 for key in report.dropped:
                     progress(f"  - {key}: no longer in the archive; its rows were removed")
-            # each landed maillog's messages and minutes, once per file version (ingest/derive.py)
-            report.derived, report.derive_errors = derive.derive(con, progress)
-            if report.derived:
-                progress(f"  messages and minutes computed for {report.derived} maillog file(s)")
         finally:
             folder_state.save(con, ledger.new_states)
             refresh_views(con)
@@ -237,12 +232,12 @@ def drop_runs_not_in(con, seen: set[str]) -> list[str]:
     gone = sorted(known - seen)
     for key in gone:
         con.execute("begin")
-        rows = con.execute("select file_id, format from raw.files where run_key = ?", [key]).fetchall()
+        rows = con.execute(f"select file_id, format from raw.files where run_key = {_lit(key)}").fetchall()
         for fid, fmt in rows:
             delete_file_rows(con, fid, fmt, every_table=False, view=False)
         folder_state.forget(con, key)
-        con.execute("delete from raw.files where run_key = ?", [key])
-        con.execute("delete from raw.runs where run_key = ?", [key])
+        con.execute(f"delete from raw.files where run_key = {_lit(key)}")
+        con.execute(f"delete from raw.runs where run_key = {_lit(key)}")
         con.execute("commit")
     return gone
 
@@ -404,9 +399,13 @@ def _ingest_run_files(
         utc_offset_minutes=run_row["utc_offset_minutes"],
         commands={k: v for k, v in (manifest.tool if manifest else {}).items() if k.endswith("command")},
     )
+    # the run's maillog files land together, as one stream (ingest/maillog_run.py)
+    maillogs = [src for src in files if _is_maillog(src, detections, ctx, ledger)]
+    landed = _ingest_maillogs(con, maillogs, stats, detections, ctx, ledger) if maillogs else {}
     for src in files:
         out.files.append(
-            _ingest_file(
+            landed.get(src.rel_path)
+            or _ingest_file(
                 con,
                 src,
                 stats[src.rel_path],
@@ -419,7 +418,7 @@ def _ingest_run_files(
         done = out.files[-1]
         if lines_dir is not None and done.format == "maillog" and done.status in ("loaded", "unchanged"):
             fid = file_id_for(src.rel_path)
-            sha = con.execute("select sha256 from raw.files where file_id = ?", [fid]).fetchone()[0]
+            sha = con.execute(f"select sha256 from raw.files where file_id = {int(fid)}").fetchone()[0]
             if not maillog_lines.is_staged(lines_dir, ctx.run_key, fid, sha):
                 maillog_lines.stage(lines_dir, src, fid, sha, ctx)
     return out
@@ -493,8 +492,8 @@ def _ingest_file(
         if not stat_known:  # same content, new stat (touched, copied): recorded, not hashed next time
             mtime = recorded_mtime_ns(st)
             con.execute(
-                "update raw.files set size_bytes = ?, mtime_ns = ? where file_id = ?",
-                [st.st_size, mtime, fid],
+                f"update raw.files set size_bytes = {int(st.st_size)}, mtime_ns = {sql_value(mtime)} "
+                f"where file_id = {int(fid)}"
             )
             prev.size_bytes, prev.mtime_ns = st.st_size, mtime
         return FileOutcome(src.rel_path, prev.format, "unchanged", prev.message)
@@ -582,11 +581,135 @@ def _ingest_file(
             strict=False,
         )
     )
-    con.execute("delete from raw.files where file_id = ?", [fid])
+    con.execute(f"delete from raw.files where file_id = {int(fid)}")
     _insert_row(con, "files", row)
     con.execute("commit")
     ledger.files[fid] = KnownFile(sha, version, fmt, status, msg, st.st_size, row["mtime_ns"])
     return FileOutcome(src.rel_path, fmt, status, msg, counts)
+
+
+def _is_maillog(src: FileSource, detections: dict, ctx: ParseContext, ledger: Ledgers) -> bool:
+    """Whether the file lands as a maillog. A format on record is sniffed again when the
+    parser version changed (as _ingest_file does)."""
+    det = detections[src.rel_path]
+    if isinstance(det, Detection) and det.note == ON_RECORD and det.format == "maillog":
+        prev = ledger.files.get(file_id_for(src.rel_path))
+        if not (prev and prev.parser_version == _parser_for(det, ctx)[2]):
+            det = detections[src.rel_path] = _sniff(src)
+    return _format(det) == "maillog"
+
+
+def _ingest_maillogs(
+    con,
+    srcs: list[FileSource],
+    stats: dict[str, os.stat_result],
+    detections: dict[str, Detection | Exception],
+    ctx: ParseContext,
+    ledger: Ledgers,
+) -> dict[str, FileOutcome]:
+    """Land a run's maillog files as one stream, in one transaction: a message's rows depend
+    on every file of the run, so when one changes (or one goes) they all land again. A file
+    that is bad input gets its error and the others land without it."""
+    fmt, parser, version = _parser_for(Detection("maillog"), ctx)
+    files = []
+    for src in srcs:
+        fid, st = file_id_for(src.rel_path), stats[src.rel_path]
+        prev = ledger.files.get(fid)
+        stat_known = ledger.unchanged(fid, st) is not None
+        sha = prev.sha256 if prev and stat_known else src.sha256()
+        files.append((src, fid, st, prev, stat_known, sha))
+    on_record = {
+        r[0]
+        for r in con.execute(
+            f"select file_id from raw.files where run_key = {_lit(ctx.run_key)} and format = 'maillog'"
+        ).fetchall()
+    }
+    if on_record == {f[1] for f in files} and all(
+        prev and prev.sha256 == sha and prev.parser_version == version and prev.format == fmt
+        for _, _, _, prev, _, sha in files
+    ):
+        out = {}
+        for src, fid, st, prev, stat_known, _ in files:
+            if not stat_known:  # same content, new stat: recorded, not hashed next time
+                mtime = recorded_mtime_ns(st)
+                con.execute(
+                    f"update raw.files set size_bytes = {int(st.st_size)}, mtime_ns = {sql_value(mtime)} "
+                    f"where file_id = {int(fid)}"
+                )
+                prev.size_bytes, prev.mtime_ns = st.st_size, mtime
+            out[src.rel_path] = FileOutcome(src.rel_path, prev.format, "unchanged", prev.message)
+        return out
+    bad: dict[int, str] = {}
+    while True:
+        todo = [f for f in files if f[1] not in bad]
+        con.execute("begin")
+        try:
+            # every maillog of the run on record: a file gone from the run goes with its rows
+            for fid in on_record | {f[1] for f in files}:
+                delete_file_rows(con, fid, fmt, every_table=False, view=False)
+            gone = on_record - {f[1] for f in files}
+            if gone:
+                con.execute(
+                    f"delete from raw.files where file_id in ({', '.join(str(int(f)) for f in gone)})"
+                )
+            counts = dict(maillog_run.land_run(con, [(f[1], f[0]) for f in todo], ctx))
+        except maillog_run.FileFailed as failed:
+            con.execute("rollback")
+            exc = failed.__cause__
+            if isinstance(exc, (BadInput, UnicodeDecodeError, TooManyBadValues)):
+                bad[failed.file_id] = (
+                    f"{type(exc).__name__}: {exc}" if not isinstance(exc, BadInput) else str(exc)
+                )
+                continue
+            src = next(f[0] for f in files if f[1] == failed.file_id)
+            if isinstance(exc, ParserBug):
+                raise exc from None
+            line_no = blamed_line(exc.__traceback__, parsers_only=False)
+            at = f" line {line_no}" if line_no is not None else ""
+            raise ParserBug(f"{src.rel_path}{at}: {type(exc).__name__}: {exc}") from exc
+        except BaseException:
+            con.execute("rollback")
+            raise
+        out = {}
+        for src, fid, st, _, _, sha in files:
+            det = detections[src.rel_path]
+            note = det.note if isinstance(det, Detection) and det.note != ON_RECORD else None
+            row = {
+                "file_id": fid,
+                "run_key": ctx.run_key,
+                "path": src.rel_path,
+                "size_bytes": st.st_size,
+                "mtime_ns": recorded_mtime_ns(st),
+                "sha256": sha,
+                "format": fmt,
+                "parser_version": version,
+                "encoding": None,
+                "ingested_at": datetime.now(UTC).replace(tzinfo=None),
+            }
+            if fid in bad:
+                status, msg, c4 = "error", bad[fid], None
+            else:
+                c = counts[fid]
+                c4 = (c.total, c.parsed, c.noise, c.quarantined)
+                row["lines_other_known"], row["first_other_known_line"] = c.other_known, c.first_other_known
+                row["encoding"] = src.encoding
+                status, msg = "loaded", note
+                if c.quarantined:
+                    msg = f"{c.quarantined} line(s) quarantined" + (f"; {note}" if note else "")
+            row.update(status=status, message=msg)
+            row.update(
+                zip(
+                    ("lines_total", "lines_parsed", "lines_noise", "lines_quarantined"),
+                    c4 or (None,) * 4,
+                    strict=True,
+                )
+            )
+            con.execute(f"delete from raw.files where file_id = {int(fid)}")
+            _insert_row(con, "files", row)
+            ledger.files[fid] = KnownFile(sha, version, fmt, status, msg, st.st_size, row["mtime_ns"])
+            out[src.rel_path] = FileOutcome(src.rel_path, fmt, status, msg, c4)
+        con.execute("commit")
+        return out
 
 
 def _record_bundle_problem(con, problem: arc.BundleProblem) -> FileOutcome:
@@ -605,25 +728,24 @@ def _record_bundle_problem(con, problem: arc.BundleProblem) -> FileOutcome:
         "message": problem.message,
         "ingested_at": datetime.now(UTC).replace(tzinfo=None),
     }
-    prev = con.execute("select sha256, message from raw.files where file_id = ?", [fid]).fetchone()
+    prev = con.execute(f"select sha256, message from raw.files where file_id = {int(fid)}").fetchone()
     if not (prev and prev[0] == row["sha256"] and prev[1] == row["message"]):
         con.execute("begin")
-        con.execute("delete from raw.files where file_id = ?", [fid])
+        con.execute(f"delete from raw.files where file_id = {int(fid)}")
         _insert_row(con, "files", row)
         con.execute("commit")
     return FileOutcome(problem.rel_path, "bundle", "error", problem.message)
 
 
 def _insert_row(con, table: str, row: dict) -> None:
-    cols = ", ".join(row)
-    con.execute(f"insert into raw.{table} ({cols}) values ({', '.join('?' * len(row))})", list(row.values()))
+    execute_values(con, f"insert into raw.{table} ({', '.join(row)}) values", [list(row.values())])
 
 
 def _upsert_run(con, row: dict, ledger: Ledgers) -> None:
     prev = ledger.runs.get(row["run_key"])
     if prev is not None and all(prev.get(c) == v for c, v in row.items()):
         return
-    con.execute("delete from raw.runs where run_key = ?", [row["run_key"]])
+    con.execute(f"delete from raw.runs where run_key = {_lit(row['run_key'])}")
     _insert_row(con, "runs", row)
     ledger.runs[row["run_key"]] = dict(row)
 

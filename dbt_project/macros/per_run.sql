@@ -287,9 +287,7 @@
 {# the files a model's batches hold (`batch_files`: a model that reads only some files, whose
    other files would make batches of nothing); every pending file by default #}
 {% macro _per_run_batch_files(batch_files, column) -%}
-    {%- if batch_files == 'maillog_line_path_files' -%}
-        {{ maillog_line_path_files(column) }}
-    {%- elif batch_files -%}
+    {%- if batch_files -%}
         {% do exceptions.raise_compiler_error('per_run: unknown batch_files ' ~ batch_files) %}
     {%- else -%}
         true

@@ -35,7 +35,6 @@ from typing import TYPE_CHECKING, BinaryIO
 
 import mtabench_maillog
 
-from ingest import maillog_messages, maillog_minutes
 from ingest.ledger import Ledger
 from ingest.parsers.base import ParseContext, Parser
 from ingest.source import GZIP_MAGIC, UTF16_BOMS, BadInput, content_kind
@@ -157,10 +156,43 @@ def parse_blocks(blocks: Iterable[bytes], year: int, ctx: ParseContext, threads:
         yield out
 
 
+def new_parser(src, ctx: ParseContext, threads: int = 0, messages=None):
+    """The compiled parser of one file (`src`: a FileSource): year-less stamps take the run's
+    year, else the file's mtime year; with `messages` (a `mtabench_maillog.Messages`) it
+    assembles the run's messages as it parses (ingest/maillog_run.py)."""
+    year = ctx.year or datetime.fromtimestamp(Path(src.path).stat().st_mtime, UTC).year
+    return mtabench_maillog.Parser(year, int(ctx.utc_offset_minutes), _ref_month(ctx), threads, messages)
+
+
+def parser_blocks(p, src) -> Iterator:
+    """The file's parsed blocks (`mtabench_maillog.Block`, each writes its own Parquet part)
+    from parser `p`: a plain file read by the crate itself, gzip and UTF-16 through Python."""
+    path = Path(src.path)
+    with path.open("rb") as fh:
+        head = fh.read(65536)
+        if src.rel_path.endswith(".gz") and head[:2] != GZIP_MAGIC:
+            raise BadInput("named .gz but is not gzip data")
+        if head[:2] == GZIP_MAGIC or content_kind(head).startswith("utf-16"):
+            fh.seek(0)
+            for block in utf8_blocks(fh):
+                out = p.feed_block(block)
+                if out is not None:
+                    yield out
+            out = p.finish_block()
+            if out is not None:
+                yield out
+            return
+    yield from _read_plain(p, path)
+
+
 def read_file_blocks(path: Path, year: int, ctx: ParseContext, threads: int = 0) -> Iterator:
     """As parse_blocks over a plain (not gzip) file, the crate reading the file itself:
     each block is read straight into a buffer the parser reuses (no bytes object, no copy)."""
     p = mtabench_maillog.Parser(year, int(ctx.utc_offset_minutes), _ref_month(ctx), threads)
+    yield from _read_plain(p, path)
+
+
+def _read_plain(p, path: Path) -> Iterator:
     with Path(path).open("rb", buffering=0) as raw:
         more = True
         while more:
@@ -239,13 +271,19 @@ class MaillogParser(Parser):
     format = "maillog"
     # 2.1: Courier POP3/IMAP lines, Dovecot IMAP fetch counters; 2.2: parts with every column;
     # 2.3: real-lines corpus shapes (bare `to=` addresses, `tls=` in deliveries, hyphenated
-    # statuses, Dovecot 1.x and prefix-less sessions, ...), known programs' `other` lines counted
-    version = "2.3.0"
+    # statuses, Dovecot 1.x and prefix-less sessions, ...), known programs' `other` lines counted;
+    # 3.0: `counts_as` per line, a run's messages and each file's minutes in the parse pass
+    version = "3.0.0"
     tables = {"maillog": COLUMNS}
-    # computed from a file's landed lines by the ingest's derive step (ingest/derive.py)
+    # landed with the lines, in the same pass (ingest/maillog_run.py)
     derived_tables = {
-        maillog_messages.TABLE: maillog_messages.COLUMNS,
-        maillog_minutes.TABLE: maillog_minutes.COLUMNS,
+        "maillog_messages": ", ".join(
+            f"{n} {_SQL_TYPES.get(t, 'VARCHAR')}" for n, t in mtabench_maillog.message_columns()
+        ),
+        "maillog_minutes": (
+            "file_id BIGINT, minute_at TIMESTAMP, lines BIGINT, received BIGINT, delivered BIGINT, "
+            "deferred BIGINT, bounced BIGINT, rejected BIGINT"
+        ),
     }
 
     def sniff(self, head: str, name: str) -> int:

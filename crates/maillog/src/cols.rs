@@ -53,6 +53,7 @@ columns! {
     service: Str, mailbox_user: Str, session_id: Str,
     top_msgs: I64, top_bytes: I64, retr_msgs: I64, retr_bytes: I64, del_msgs: I64,
     mbox_msgs: I64, mbox_size: I64, bytes_in: I64, bytes_out: I64,
+    counts_as: Str,
 }
 
 pub const N: usize = COLUMNS.len();
@@ -124,6 +125,12 @@ impl<'a> Row<'a> {
     }
     pub fn get(&self, c: C) -> V<'a> {
         self.at(c as usize)
+    }
+    pub fn get_i(&self, c: C) -> Option<i64> {
+        match self.get(c) {
+            V::I(x) => Some(x),
+            _ => None,
+        }
     }
     pub fn get_s(&self, c: C) -> Option<&'a [u8]> {
         match self.get(c) {

@@ -4,6 +4,8 @@
 //! Big blocks are parsed in parallel on line boundaries; the year roll-over of year-less
 //! stamps is carried across chunks and blocks by `Parser`.
 
+pub mod assemble;
+pub mod classify;
 pub mod cols;
 mod courier;
 mod journal;
@@ -110,6 +112,7 @@ pub fn parse_chunk(data: &[u8], ctx: &Ctx, tie: &mut QmailTie) -> Parsed {
                 } else {
                     row2.s(C::ts_format, b"journal_json");
                 }
+                classify::set(&mut row2);
                 table.push(&row2, data, &fixed);
                 continue;
             }
@@ -130,6 +133,7 @@ pub fn parse_chunk(data: &[u8], ctx: &Ctx, tie: &mut QmailTie) -> Parsed {
             if tied(&mut row, tie, &mut qid) {
                 row.s(C::queue_id, &qid);
             }
+            classify::set(&mut row);
             table.push(&row, data, &qid);
             continue;
         }
@@ -145,6 +149,7 @@ pub fn parse_chunk(data: &[u8], ctx: &Ctx, tie: &mut QmailTie) -> Parsed {
                 if tied(&mut row, tie, &mut qid) {
                     row.s(C::queue_id, &qid);
                 }
+                classify::set(&mut row);
                 table.push(&row, data, &qid);
             }
             Ok(s) => {
@@ -159,6 +164,7 @@ pub fn parse_chunk(data: &[u8], ctx: &Ctx, tie: &mut QmailTie) -> Parsed {
                     unknown.push(table.len as u32);
                 }
                 tie.apply(&mut row2); // the repaired text is the arena's `temp`: no queue id tie
+                classify::set(&mut row2);
                 table.push(&row2, data, fixed.as_bytes());
             }
             Err(_) => {
@@ -171,6 +177,7 @@ pub fn parse_chunk(data: &[u8], ctx: &Ctx, tie: &mut QmailTie) -> Parsed {
                 } else if is_unknown(&row2) {
                     unknown.push(table.len as u32);
                 }
+                classify::set(&mut row2);
                 table.push(&row2, data, fixed.as_bytes());
             }
         }
@@ -408,13 +415,15 @@ struct Parser {
     carry: Vec<u8>,
     next_line: i64,
     threads: usize,
+    minutes: assemble::Minutes,
+    messages: Option<Py<Messages>>,
 }
 
 #[pymethods]
 impl Parser {
     #[new]
-    #[pyo3(signature = (year, utc_offset_minutes=0, ref_month=0, threads=0))]
-    fn new(year: i64, utc_offset_minutes: i64, ref_month: u8, threads: usize) -> Self {
+    #[pyo3(signature = (year, utc_offset_minutes=0, ref_month=0, threads=0, messages=None))]
+    fn new(year: i64, utc_offset_minutes: i64, ref_month: u8, threads: usize, messages: Option<Py<Messages>>) -> Self {
         let threads = if threads == 0 { std::thread::available_parallelism().map_or(1, |n| n.get()) } else { threads };
         Parser {
             ctx: Ctx::new(year, utc_offset_minutes),
@@ -423,7 +432,21 @@ impl Parser {
             carry: Vec::new(),
             next_line: 1,
             threads,
+            minutes: assemble::Minutes::default(),
+            messages,
         }
+    }
+
+    /// Write the file's counts per minute as Parquet at `path`; returns the rows.
+    fn write_minutes(&self, py: Python<'_>, path: &str, file_id: i64) -> PyResult<usize> {
+        let m = &self.minutes;
+        py.detach(|| m.write(path, file_id)).map_err(|e| pyo3::exceptions::PyOSError::new_err(e.to_string()))
+    }
+
+    /// The file's counts per minute so far: [(minute start as epoch µs, lines, received,
+    /// delivered, deferred, bounced, rejected)] in minute order.
+    fn minutes(&self) -> Vec<(i64, i64, i64, i64, i64, i64, i64)> {
+        self.minutes.rows().into_iter().map(|(m, c)| (m, c[0], c[1], c[2], c[3], c[4], c[5])).collect()
     }
 
     fn feed<'py>(&mut self, py: Python<'py>, block: &[u8]) -> PyResult<Bound<'py, PyList>> {
@@ -511,8 +534,22 @@ impl Parser {
 
     fn run(&mut self, py: Python<'_>, data: Vec<u8>) -> Vec<Chunk> {
         let (ctx, years, tie, first, threads) = (&self.ctx, &mut self.years, &mut self.tie, self.next_line, self.threads);
+        let (minutes, messages) = (&mut self.minutes, self.messages.as_ref());
         let data = Arc::new(data);
-        let chunks = py.detach(|| parse_block_tied(data, ctx, years, tie, first, threads));
+        let chunks = py.detach(|| {
+            let chunks = parse_block_tied(data, ctx, years, tie, first, threads);
+            // counted and assembled in line order, after the parallel parse
+            for c in &chunks {
+                minutes.feed(c);
+            }
+            if let Some(m) = messages {
+                let mut a = m.get().lock();
+                for c in &chunks {
+                    a.feed(c);
+                }
+            }
+            chunks
+        });
         self.next_line += chunks.iter().map(|c| c.table.len as i64).sum::<i64>();
         chunks
     }
@@ -580,6 +617,120 @@ impl Block {
     }
 }
 
+/// The messages of a run's maillog stream (crate::assemble): pass it to the `Parser` of each
+/// of the run's maillog files in time order, calling `start_file(file_id)` before each.
+#[pyclass(module = "mtabench_maillog", frozen)]
+struct Messages {
+    inner: std::sync::Mutex<assemble::Assembler>,
+}
+
+impl Messages {
+    fn lock(&self) -> std::sync::MutexGuard<'_, assemble::Assembler> {
+        self.inner.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+#[pymethods]
+impl Messages {
+    /// `horizon_seconds`: a message no line of which came for this long (log time) is complete.
+    #[new]
+    #[pyo3(signature = (horizon_seconds=7.0 * 86400.0))]
+    fn new(horizon_seconds: f64) -> Self {
+        Messages { inner: std::sync::Mutex::new(assemble::Assembler::new((horizon_seconds * 1e6) as i64)) }
+    }
+
+    fn start_file(&self, file_id: i64) {
+        self.lock().start_file(file_id)
+    }
+
+    /// Messages complete and not yet taken.
+    #[getter]
+    fn emitted(&self) -> usize {
+        self.lock().emitted()
+    }
+
+    /// Messages still open.
+    #[getter]
+    fn open(&self) -> usize {
+        self.lock().open_messages()
+    }
+
+    /// The complete messages, taken out: (rows, [(name, type, null_count, validity|None,
+    /// offsets|None, data)]), as `Parser.feed` returns a chunk.
+    fn take<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
+        let b = self.lock().take();
+        batch_to_py(py, b)
+    }
+
+    /// Write the complete messages as a Parquet file at `path` and take them out (GIL
+    /// released); returns the rows (0: nothing written).
+    fn write(&self, py: Python<'_>, path: &str) -> PyResult<usize> {
+        let b = self.lock().take();
+        write_batch(py, b, path)
+    }
+
+    /// The end of the stream: every open message is complete; written as `write` does.
+    fn finish_write(&self, py: Python<'_>, path: &str) -> PyResult<usize> {
+        let b = self.lock().finish();
+        write_batch(py, b, path)
+    }
+
+    /// The end of the stream: every open message too.
+    fn finish<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
+        let b = self.lock().finish();
+        batch_to_py(py, b)
+    }
+}
+
+fn write_batch(py: Python<'_>, b: assemble::Batch, path: &str) -> PyResult<usize> {
+    if b.len == 0 {
+        return Ok(0);
+    }
+    py.detach(|| b.write(path)).map_err(|e| pyo3::exceptions::PyOSError::new_err(e.to_string()))
+}
+
+fn batch_to_py<'py>(py: Python<'py>, b: assemble::Batch) -> PyResult<Bound<'py, PyTuple>> {
+    let n = b.len;
+    let out = PyList::empty(py);
+    let none = || py.None().into_bound(py);
+    for (name, ty, nulls, valid, offsets, data) in b.into_arrow() {
+        let valid = if nulls == 0 { none() } else { buf(py, valid, usize::MAX)? };
+        let offsets =
+            if ty == "string" { Bound::new(py, Buf { v: Vec::new(), o: offsets, slot: usize::MAX })?.into_any() } else { none() };
+        let item = PyTuple::new(
+            py,
+            [
+                name.into_pyobject(py)?.into_any(),
+                ty.into_pyobject(py)?.into_any(),
+                nulls.into_pyobject(py)?.into_any(),
+                valid,
+                offsets,
+                buf(py, data, usize::MAX)?,
+            ],
+        )?;
+        out.append(item)?;
+    }
+    PyTuple::new(py, [n.into_pyobject(py)?.into_any(), out.into_any()])
+}
+
+/// The first time stamp (epoch µs, UTC) among the complete lines of `head` (None: no line
+/// of it has one): where a maillog file sits in its run's stream.
+#[pyfunction]
+#[pyo3(signature = (head, year, utc_offset_minutes=0))]
+fn first_stamp(head: &[u8], year: i64, utc_offset_minutes: i64) -> Option<i64> {
+    let end = memchr::memrchr(b'\n', head).map_or(head.len(), |i| i + 1);
+    let ctx = Ctx::new(year, utc_offset_minutes);
+    let p = parse_chunk(&head[..end], &ctx, &mut QmailTie::default());
+    let ts = &p.table.cols[C::ts as usize];
+    (ts.count() > 0).then(|| ts.fixed(0))
+}
+
+/// The columns of an assembled message: [(name, arrow type name)].
+#[pyfunction]
+fn message_columns() -> Vec<(&'static str, &'static str)> {
+    assemble::MESSAGE_COLUMNS.iter().map(|&(n, t)| (n, t.name())).collect()
+}
+
 fn chunks_to_py<'py>(py: Python<'py>, chunks: Vec<Chunk>) -> PyResult<Bound<'py, PyList>> {
     let out = PyList::empty(py);
     for c in chunks {
@@ -608,6 +759,9 @@ fn mtabench_maillog(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<Parser>()?;
     m.add_class::<Buf>()?;
     m.add_class::<Block>()?;
+    m.add_class::<Messages>()?;
+    m.add_function(wrap_pyfunction!(message_columns, m)?)?;
+    m.add_function(wrap_pyfunction!(first_stamp, m)?)?;
     m.add_function(wrap_pyfunction!(columns, m)?)?;
     m.add_function(wrap_pyfunction!(known_program, m)?)?;
     Ok(())

@@ -422,7 +422,14 @@ fn write_with(
         total += rows;
     }
 
-    // footer: FileMetaData
+    footer(&mut w, &cols, &rg_rows, total, Some(file_id))?;
+    w.flush()?;
+    Ok(total)
+}
+
+/// The file's footer (FileMetaData) after its row groups. `stats_file_id`: the constant
+/// `file_id` column's min = max statistics.
+fn footer<W: Write>(w: &mut W, cols: &[OutCol], rg_rows: &[i64], total: usize, stats_file_id: Option<i64>) -> std::io::Result<()> {
     let mut t = Thrift::new();
     t.i32f(1, 1);
     t.list(2, T_STRUCT, cols.len() + 1);
@@ -430,7 +437,7 @@ fn write_with(
     t.strf(4, b"schema");
     t.i32f(5, cols.len() as i32);
     t.end();
-    for oc in &cols {
+    for oc in cols {
         t.begin_elem();
         t.i32f(1, oc.phys as i32);
         t.i32f(3, if oc.optional { OPTIONAL } else { REQUIRED });
@@ -464,7 +471,7 @@ fn write_with(
         t.begin_elem();
         t.list(1, T_STRUCT, cols.len());
         let (mut bytes, mut cbytes) = (0i64, 0i64);
-        for oc in &cols {
+        for oc in cols {
             let m = oc.chunks[g];
             bytes += m.uncompressed;
             cbytes += m.compressed;
@@ -493,7 +500,7 @@ fn write_with(
             if let Some(d) = m.dict {
                 t.i64f(11, d);
             }
-            if oc.name == "file_id" {
+            if let (Some(file_id), "file_id") = (stats_file_id, oc.name) {
                 // min = max = the file's id: readers skip other files' parts by statistics
                 // (incremental builds select a run's files by id)
                 let v = file_id.to_le_bytes();
@@ -519,8 +526,67 @@ fn write_with(
     w.write_all(&t.b)?;
     w.write_all(&(t.b.len() as u32).to_le_bytes())?;
     w.write_all(b"PAR1")?;
-    w.flush()?;
-    Ok(total)
+    Ok(())
+}
+
+/// One column of Arrow buffers to write: validity (empty: no null), offsets (strings), data.
+pub struct ArrowCol<'a> {
+    pub name: &'static str,
+    pub ty: Ty,
+    pub valid: &'a [u8],
+    pub offsets: &'a [i32],
+    pub data: &'a [u8],
+}
+
+/// Write `n` rows of Arrow columns as Parquet at `path` (one row group, one page per
+/// column): the assembled messages and the counts per minute, a few rows per line.
+pub fn write_columns(path: &str, n: usize, cols: &[ArrowCol]) -> std::io::Result<()> {
+    let f = std::fs::File::create(path)?;
+    let mut w = std::io::BufWriter::with_capacity(1 << 20, f);
+    w.write_all(b"PAR1")?;
+    let mut pos: i64 = 4;
+    let mut out = Vec::with_capacity(cols.len());
+    let (mut raw, mut comp) = (Vec::new(), Vec::new());
+    for c in cols {
+        raw.clear();
+        let set = |r: usize| c.valid.is_empty() || is_set(c.valid, r);
+        // definition levels: one bit-packed run
+        let groups = n.div_ceil(8);
+        let mut hdr = Vec::with_capacity(5);
+        let mut v = ((groups as u64) << 1) | 1;
+        while v >= 0x80 {
+            hdr.push((v as u8) | 0x80);
+            v >>= 7;
+        }
+        hdr.push(v as u8);
+        raw.extend_from_slice(&((hdr.len() + groups) as u32).to_le_bytes());
+        raw.extend_from_slice(&hdr);
+        if c.valid.is_empty() {
+            raw.resize(raw.len() + groups, 0xff);
+        } else {
+            raw.extend_from_slice(&c.valid[..groups]);
+        }
+        let w8 = match c.ty {
+            Ty::I32 => 4,
+            Ty::Str => 0,
+            _ => 8,
+        };
+        for r in (0..n).filter(|&r| set(r)) {
+            if c.ty == Ty::Str {
+                let (a, b) = (c.offsets[r] as usize, c.offsets[r + 1] as usize);
+                raw.extend_from_slice(&((b - a) as u32).to_le_bytes());
+                raw.extend_from_slice(&c.data[a..b]);
+            } else {
+                raw.extend_from_slice(&c.data[r * w8..r * w8 + w8]);
+            }
+        }
+        let (csize, usize_) = put_page(&mut w, &raw, &mut comp, |t, clen| page_header(t, raw.len(), clen, n, PLAIN))?;
+        let meta = ChunkMeta { dict: None, data: pos, compressed: csize, uncompressed: usize_, values: n as i64 };
+        pos += csize;
+        out.push(OutCol { name: c.name, phys: phys(c.ty), ty: Some(c.ty), optional: true, chunks: vec![meta] });
+    }
+    footer(&mut w, &out, &[n as i64], n, None)?;
+    w.flush()
 }
 
 /// Rows of a chunk that are not skipped (empty when none is skipped: callers use 0..n).

@@ -15,6 +15,7 @@ renamed as (
         pid,
         queue_id,
         kind,
+        counts_as,
         client,
         message_id,
         sender,

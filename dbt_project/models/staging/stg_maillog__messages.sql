@@ -8,8 +8,9 @@ renamed as (
     select
         file_id,
         first_line_no,
+        stream_line,
         queue_id,
-        message_instance,
+        has_lines = 1 as has_lines,
         received_at,
         client,
         message_id,

@@ -1,0 +1,502 @@
+//! Messages assembled while the lines are parsed, and each file's counts per minute: the one
+//! definition of both (the landing writes what this returns; the dbt models read it).
+//!
+//! A message is a queue id's lines from its first line up to and including its `removed`
+//! line (Postfix, Exim's `Completed`, qmail's `end msg`, Courier). A run's maillog files
+//! are fed as one stream in time order (rotated logs, then a drain log), so a message
+//! that spans files is one message. A queue id maps to its open message; the message is
+//! emitted at its `removed` line, when no line of it came for `horizon` of log time (a
+//! queue file lives at most `maximal_queue_lifetime`, 5 days by default), or at the end
+//! of the stream. Memory is bounded by the open messages, not by the input.
+//!
+//! Postfix reuses queue ids: the instance of a message is its rank among the messages of
+//! its queue id by `stream_line` (the position of its first line in the run's stream);
+//! the `messages` model numbers them. Messages without a received, header or delivery
+//! line are emitted too (`has_lines` 0), so the numbering counts them.
+
+use crate::classify::{BOUNCED, DEFERRED, DELIVERED, EXPIRED, RECEIVED, REJECTED};
+use crate::cols::{count_set, Col, Ty, C};
+use crate::Chunk;
+use hashbrown::HashMap;
+
+macro_rules! message_columns {
+    ($( $id:ident : $ty:ident ),* $(,)?) => {
+        #[allow(non_camel_case_types, dead_code)]
+        #[derive(Clone, Copy)]
+        enum M { $( $id ),* }
+        pub const MESSAGE_COLUMNS: &[(&str, Ty)] = &[ $( (stringify!($id), Ty::$ty) ),* ];
+    };
+}
+
+message_columns! {
+    file_id: I64, first_line_no: I32, stream_line: I64, queue_id: Str, has_lines: I32,
+    received_at: Ts, client: Str, message_id: Str, sender: Str, size: I64, nrcpt: I32,
+    first_delivery_at: Ts, last_delivery_at: Ts, delivered_recipients: I64, deferrals: I64,
+    bounced_recipients: I64, final_status: Str, delay: F64, delay_before_qmgr: F64,
+    delay_in_qmgr: F64, delay_conn_setup: F64, delay_transmission: F64, relay: Str, dsn: Str,
+    relay_host: Str,
+}
+
+/// Counts per minute: lines (time-stamped rows), received, delivered, deferred, bounced, rejected.
+pub const MINUTE_COLUMNS: &[&str] = &["lines", "received", "delivered", "deferred", "bounced", "rejected"];
+
+const MINUTE_US: i64 = 60_000_000;
+
+#[derive(Default)]
+struct Last {
+    key: (bool, i64, i64), // (timed, logged_at, stream line): the latest delivery line
+    is_expired: bool,
+    status: Option<Vec<u8>>,
+    delays: [Option<f64>; 5],
+    relay: Option<Vec<u8>>,
+    dsn: Option<Vec<u8>>,
+    relay_host: Option<Vec<u8>>,
+}
+
+#[derive(Default)]
+struct Open {
+    file_id: i64,
+    first_line: i64,
+    stream_line: i64,
+    last_ts: i64,
+    has_lines: bool,
+    received_at: Option<i64>,
+    client: Option<Vec<u8>>,
+    message_id: Option<Vec<u8>>,
+    sender: Option<Vec<u8>>,
+    size: Option<i64>,
+    nrcpt: Option<i64>,
+    first_delivery_at: Option<i64>,
+    last_delivery_at: Option<i64>,
+    delivered: i64,
+    deferrals: i64,
+    bounced: i64,
+    last: Option<Box<Last>>,
+}
+
+fn max_str(slot: &mut Option<Vec<u8>>, v: Option<&[u8]>) {
+    if let Some(v) = v {
+        match slot {
+            Some(have) if have.as_slice() >= v => {}
+            _ => *slot = Some(v.to_vec()),
+        }
+    }
+}
+
+fn max_i(slot: &mut Option<i64>, v: Option<i64>) {
+    if let Some(v) = v {
+        if slot.is_none_or(|h| v > h) {
+            *slot = Some(v);
+        }
+    }
+}
+
+fn min_i(slot: &mut Option<i64>, v: Option<i64>) {
+    if let Some(v) = v {
+        if slot.is_none_or(|h| v < h) {
+            *slot = Some(v);
+        }
+    }
+}
+
+/// A chunk's value of column `c` at row `r`, with a cursor over the column's dense values
+/// (rows are visited in ascending order; the rows between are skipped by counting bits).
+struct Cursor {
+    row: usize,
+    idx: usize,
+}
+
+impl Cursor {
+    fn new() -> Self {
+        Cursor { row: 0, idx: 0 }
+    }
+    #[inline]
+    fn at(&mut self, col: &Col, r: usize) -> Option<usize> {
+        self.idx += count_set(&col.valid, self.row, r);
+        self.row = r;
+        col.is_set(r).then_some(self.idx)
+    }
+}
+
+/// Arrow buffers of one output column being built.
+struct ColB {
+    ty: Ty,
+    valid: Vec<u8>,
+    nulls: usize,
+    data: Vec<u8>,
+    offsets: Vec<i32>,
+    len: usize,
+}
+
+impl ColB {
+    fn new(ty: Ty) -> Self {
+        ColB { ty, valid: Vec::new(), nulls: 0, data: Vec::new(), offsets: vec![0], len: 0 }
+    }
+    fn bit(&mut self, set: bool) {
+        if self.len % 8 == 0 {
+            self.valid.push(0);
+        }
+        if set {
+            *self.valid.last_mut().unwrap() |= 1 << (self.len % 8);
+        } else {
+            self.nulls += 1;
+        }
+        self.len += 1;
+    }
+    fn int(&mut self, v: Option<i64>) {
+        self.bit(v.is_some());
+        let v = v.unwrap_or(0);
+        match self.ty {
+            Ty::I32 => self.data.extend_from_slice(&(v as i32).to_le_bytes()),
+            _ => self.data.extend_from_slice(&v.to_le_bytes()),
+        }
+    }
+    fn float(&mut self, v: Option<f64>) {
+        self.bit(v.is_some());
+        self.data.extend_from_slice(&v.unwrap_or(0.0).to_le_bytes());
+    }
+    fn str(&mut self, v: Option<&[u8]>) {
+        self.bit(v.is_some());
+        if let Some(v) = v {
+            self.data.extend_from_slice(v);
+        }
+        self.offsets.push(self.data.len() as i32);
+    }
+}
+
+/// Messages emitted and not yet taken, as Arrow column buffers.
+pub struct Batch {
+    pub len: usize,
+    cols: Vec<ColB>,
+}
+
+/// One column of a taken batch: (name, type, null count, validity, offsets (strings), data).
+pub type ArrowCol = (&'static str, &'static str, usize, Vec<u8>, Vec<i32>, Vec<u8>);
+
+impl Batch {
+    fn new() -> Self {
+        Batch { len: 0, cols: MESSAGE_COLUMNS.iter().map(|&(_, t)| ColB::new(t)).collect() }
+    }
+
+    fn push(&mut self, qid: &[u8], m: Box<Open>) {
+        let c = &mut self.cols;
+        c[M::file_id as usize].int(Some(m.file_id));
+        c[M::first_line_no as usize].int(Some(m.first_line));
+        c[M::stream_line as usize].int(Some(m.stream_line));
+        c[M::queue_id as usize].str(Some(qid));
+        c[M::has_lines as usize].int(Some(m.has_lines as i64));
+        c[M::received_at as usize].int(m.received_at);
+        c[M::client as usize].str(m.client.as_deref());
+        c[M::message_id as usize].str(m.message_id.as_deref());
+        c[M::sender as usize].str(m.sender.as_deref());
+        c[M::size as usize].int(m.size);
+        c[M::nrcpt as usize].int(m.nrcpt);
+        c[M::first_delivery_at as usize].int(m.first_delivery_at);
+        c[M::last_delivery_at as usize].int(m.last_delivery_at);
+        c[M::delivered_recipients as usize].int(Some(m.delivered));
+        c[M::deferrals as usize].int(Some(m.deferrals));
+        c[M::bounced_recipients as usize].int(Some(m.bounced));
+        let last = m.last.unwrap_or_default();
+        let status: &[u8] = if last.is_expired {
+            EXPIRED
+        } else {
+            last.status.as_deref().unwrap_or(b"queued")
+        };
+        c[M::final_status as usize].str(Some(status));
+        for (i, d) in last.delays.iter().enumerate() {
+            c[M::delay as usize + i].float(*d);
+        }
+        c[M::relay as usize].str(last.relay.as_deref());
+        c[M::dsn as usize].str(last.dsn.as_deref());
+        c[M::relay_host as usize].str(last.relay_host.as_deref());
+        self.len += 1;
+    }
+
+    /// Write the batch as Parquet at `path`; returns the rows.
+    pub fn write(&self, path: &str) -> std::io::Result<usize> {
+        let cols: Vec<crate::pq::ArrowCol> = self
+            .cols
+            .iter()
+            .zip(MESSAGE_COLUMNS)
+            .map(|(b, &(name, ty))| crate::pq::ArrowCol {
+                name,
+                ty,
+                valid: if b.nulls == 0 { &[] } else { &b.valid },
+                offsets: &b.offsets,
+                data: &b.data,
+            })
+            .collect();
+        crate::pq::write_columns(path, self.len, &cols)?;
+        Ok(self.len)
+    }
+
+    /// The Arrow buffers (validity empty when no value is null).
+    pub fn into_arrow(self) -> Vec<ArrowCol> {
+        self.cols
+            .into_iter()
+            .zip(MESSAGE_COLUMNS)
+            .map(|(mut b, &(name, ty))| {
+                if b.nulls == 0 {
+                    b.valid = Vec::new();
+                }
+                if ty != Ty::Str {
+                    b.offsets = Vec::new();
+                }
+                (name, ty.name(), b.nulls, b.valid, b.offsets, b.data)
+            })
+            .collect()
+    }
+}
+
+/// The messages of one run's stream of maillog files.
+pub struct Assembler {
+    horizon: i64,
+    open: HashMap<Vec<u8>, Box<Open>>, // boxed: a probe touches only keys and pointers
+    out: Batch,
+    file_id: i64,
+    base: i64,       // stream lines of the files before the current one
+    file_lines: i64, // lines of the current file so far
+    now: i64,        // latest log time seen
+    next_sweep: i64,
+}
+
+impl Assembler {
+    pub fn new(horizon_us: i64) -> Self {
+        Assembler {
+            horizon: horizon_us.max(1),
+            open: HashMap::new(),
+            out: Batch::new(),
+            file_id: 0,
+            base: 0,
+            file_lines: 0,
+            now: i64::MIN,
+            next_sweep: i64::MIN,
+        }
+    }
+
+    /// The next file of the stream begins (its line numbers start at 1 again).
+    pub fn start_file(&mut self, file_id: i64) {
+        self.base += self.file_lines;
+        self.file_lines = 0;
+        self.file_id = file_id;
+    }
+
+    pub fn emitted(&self) -> usize {
+        self.out.len
+    }
+
+    pub fn open_messages(&self) -> usize {
+        self.open.len()
+    }
+
+    /// Messages emitted so far, taken out.
+    pub fn take(&mut self) -> Batch {
+        std::mem::replace(&mut self.out, Batch::new())
+    }
+
+    /// The end of the stream: every open message is emitted (in stream order).
+    pub fn finish(&mut self) -> Batch {
+        let mut rest: Vec<(Vec<u8>, Box<Open>)> = self.open.drain().collect();
+        rest.sort_unstable_by_key(|(_, m)| m.stream_line);
+        for (q, m) in rest {
+            self.out.push(&q, m);
+        }
+        self.take()
+    }
+
+    /// Emit the messages no line of which came within the horizon.
+    fn sweep(&mut self) {
+        let cut = self.now.saturating_sub(self.horizon);
+        let stale: Vec<Vec<u8>> = self.open.iter().filter(|(_, m)| m.last_ts < cut).map(|(q, _)| q.clone()).collect();
+        let mut gone: Vec<(Vec<u8>, Box<Open>)> =
+            stale.into_iter().filter_map(|q| self.open.remove(&q).map(|m| (q, m))).collect();
+        gone.sort_unstable_by_key(|(_, m)| m.stream_line);
+        for (q, m) in gone {
+            self.out.push(&q, m);
+        }
+        self.next_sweep = self.now.saturating_add(self.horizon / 4);
+    }
+
+    /// Feed a parsed chunk's rows (in line order; noise and quarantine rows are not lines of
+    /// a message).
+    pub fn feed(&mut self, c: &Chunk) {
+        let t = &c.table;
+        let input = c.input();
+        let col = |x: C| &t.cols[x as usize];
+        let (line_no, ts, qid, kind, counts) = (col(C::line_no), col(C::ts), col(C::queue_id), col(C::kind), col(C::counts_as));
+        let strs = [C::client, C::message_id, C::sender, C::status, C::relay, C::dsn, C::relay_host];
+        let ints = [C::size, C::nrcpt];
+        let floats = [C::delay, C::delay_before_qmgr, C::delay_in_qmgr, C::delay_conn_setup, C::delay_transmission];
+        let mut cur_ts = Cursor::new();
+        let mut cur_q = Cursor::new();
+        let mut cur_kind = Cursor::new();
+        let mut cur_counts = Cursor::new();
+        let mut cur_s: Vec<Cursor> = strs.iter().map(|_| Cursor::new()).collect();
+        let mut cur_i: Vec<Cursor> = ints.iter().map(|_| Cursor::new()).collect();
+        let mut cur_f: Vec<Cursor> = floats.iter().map(|_| Cursor::new()).collect();
+        let mut skip = c.skip.iter().peekable();
+        for r in 0..t.len {
+            let ln = line_no.fixed(r); // set on every row
+            self.file_lines = self.file_lines.max(ln);
+            if skip.peek().is_some_and(|&&s| s as usize == r) {
+                skip.next();
+                continue;
+            }
+            let Some(qi) = cur_q.at(qid, r) else { continue };
+            let q = t.resolve(input, qid.refs[qi]);
+            let logged = cur_ts.at(ts, r).map(|i| ts.fixed(i));
+            if let Some(x) = logged {
+                if x > self.now {
+                    self.now = x;
+                    if x >= self.next_sweep {
+                        self.sweep();
+                    }
+                }
+            }
+            let k = cur_kind.at(kind, r).map(|i| t.resolve(input, kind.refs[i]));
+            let counted = cur_counts.at(counts, r).map(|i| t.resolve(input, counts.refs[i]));
+            let stream_line = self.base + ln;
+            let file_id = self.file_id;
+            let m = self.open.entry_ref(q).or_insert_with(|| {
+                Box::new(Open { file_id, first_line: ln, stream_line, ..Default::default() })
+            });
+            if let Some(x) = logged {
+                m.last_ts = m.last_ts.max(x);
+            } else if m.last_ts == 0 {
+                m.last_ts = self.now;
+            }
+            let is_received = counted == Some(RECEIVED);
+            let header = matches!(k, Some(b"message_id" | b"qmgr_from" | b"from" | b"arrival"));
+            let is_expired = counted == Some(EXPIRED);
+            let delivery = k == Some(b"delivery") || is_expired;
+            if is_received || header || delivery {
+                m.has_lines = true;
+            }
+            let s = |j: usize, cur: &mut [Cursor]| {
+                let col = &t.cols[strs[j] as usize];
+                cur[j].at(col, r).map(|i| t.resolve(input, col.refs[i]))
+            };
+            if is_received {
+                min_i(&mut m.received_at, logged);
+                max_str(&mut m.client, s(0, &mut cur_s));
+            }
+            if header {
+                max_str(&mut m.message_id, s(1, &mut cur_s));
+                max_str(&mut m.sender, s(2, &mut cur_s));
+                let mut iv = |j: usize| {
+                    let col = &t.cols[ints[j] as usize];
+                    cur_i[j].at(col, r).map(|i| col.fixed(i))
+                };
+                max_i(&mut m.size, iv(0));
+                max_i(&mut m.nrcpt, iv(1));
+            }
+            if delivery {
+                min_i(&mut m.first_delivery_at, logged);
+                max_i(&mut m.last_delivery_at, logged);
+                match counted {
+                    Some(DELIVERED) => m.delivered += 1,
+                    Some(DEFERRED) => m.deferrals += 1,
+                    Some(BOUNCED) => m.bounced += 1,
+                    _ => {}
+                }
+                let key = (logged.is_some(), logged.unwrap_or(i64::MIN), stream_line);
+                if m.last.as_ref().is_none_or(|l| key > l.key) {
+                    let mut delays = [None; 5];
+                    for (j, d) in delays.iter_mut().enumerate() {
+                        let col = &t.cols[floats[j] as usize];
+                        *d = cur_f[j].at(col, r).map(|i| f64::from_bits(col.fixed(i) as u64));
+                    }
+                    m.last = Some(Box::new(Last {
+                        key,
+                        is_expired,
+                        status: s(3, &mut cur_s).map(<[u8]>::to_vec),
+                        delays,
+                        relay: s(4, &mut cur_s).map(<[u8]>::to_vec),
+                        dsn: s(5, &mut cur_s).map(<[u8]>::to_vec),
+                        relay_host: s(6, &mut cur_s).map(<[u8]>::to_vec),
+                    }));
+                }
+            }
+            if k == Some(b"removed") {
+                if let Some((q, m)) = self.open.remove_entry(q) {
+                    self.out.push(&q, m);
+                }
+            }
+        }
+        let _ = REJECTED;
+    }
+}
+
+/// One file's counts per minute (`MINUTE_COLUMNS`), keyed by the minute's start (epoch µs).
+#[derive(Default)]
+pub struct Minutes {
+    counts: HashMap<i64, [i64; 6]>,
+}
+
+impl Minutes {
+    pub fn feed(&mut self, c: &Chunk) {
+        let t = &c.table;
+        let input = c.input();
+        let (ts, counts) = (&t.cols[C::ts as usize], &t.cols[C::counts_as as usize]);
+        let mut cur_ts = Cursor::new();
+        let mut cur_counts = Cursor::new();
+        let mut skip = c.skip.iter().peekable();
+        for r in 0..t.len {
+            if skip.peek().is_some_and(|&&s| s as usize == r) {
+                skip.next();
+                continue;
+            }
+            let Some(i) = cur_ts.at(ts, r) else { continue };
+            let minute = ts.fixed(i).div_euclid(MINUTE_US) * MINUTE_US;
+            let e = self.counts.entry(minute).or_default();
+            e[0] += 1;
+            if let Some(j) = cur_counts.at(counts, r) {
+                let slot = match t.resolve(input, counts.refs[j]) {
+                    RECEIVED => 1,
+                    DELIVERED => 2,
+                    DEFERRED => 3,
+                    BOUNCED => 4,
+                    REJECTED => 5,
+                    _ => continue,
+                };
+                e[slot] += 1;
+            }
+        }
+    }
+
+    /// Write the counts as Parquet at `path` (columns file_id, minute_at, MINUTE_COLUMNS);
+    /// returns the rows.
+    pub fn write(&self, path: &str, file_id: i64) -> std::io::Result<usize> {
+        let rows = self.rows();
+        let n = rows.len();
+        let mut fixed: Vec<Vec<u8>> = vec![Vec::with_capacity(n * 8); 2 + MINUTE_COLUMNS.len()];
+        for (m, c) in &rows {
+            fixed[0].extend_from_slice(&file_id.to_le_bytes());
+            fixed[1].extend_from_slice(&m.to_le_bytes());
+            for (j, v) in c.iter().enumerate() {
+                fixed[2 + j].extend_from_slice(&v.to_le_bytes());
+            }
+        }
+        let names = ["file_id", "minute_at"].into_iter().chain(MINUTE_COLUMNS.iter().copied());
+        let cols: Vec<crate::pq::ArrowCol> = names
+            .zip(&fixed)
+            .enumerate()
+            .map(|(i, (name, data))| crate::pq::ArrowCol {
+                name,
+                ty: if i == 1 { Ty::Ts } else { Ty::I64 },
+                valid: &[],
+                offsets: &[],
+                data,
+            })
+            .collect();
+        crate::pq::write_columns(path, n, &cols)?;
+        Ok(n)
+    }
+
+    /// (minute, counts) in minute order.
+    pub fn rows(&self) -> Vec<(i64, [i64; 6])> {
+        let mut v: Vec<_> = self.counts.iter().map(|(&m, &c)| (m, c)).collect();
+        v.sort_unstable_by_key(|r| r.0);
+        v
+    }
+}
