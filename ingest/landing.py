@@ -139,6 +139,16 @@ def land_file(
 ) -> LineCounts:
     """Parse one file and write its rows, noise and quarantine (inside the caller's transaction).
     `view=False`: a Parquet-landed table's view is left for the caller's `refresh_views`."""
+    if parser.format == "maillog":  # lines, messages and minutes in one pass: a stream of one file
+        from ingest import maillog_run
+
+        try:
+            ((_, counts),) = maillog_run.land_run(con, [(file_id, source)], ctx)
+        except maillog_run.FileFailed as failed:
+            raise failed.__cause__ from None
+        if view:
+            refresh_views(con)
+        return counts
     bulk = getattr(parser, "record_batches", None)
     if bulk is not None:
         ((table, cols),) = parser.tables.items()

@@ -11,7 +11,7 @@ Each file's rows land as its Parquet parts (ingest/arrow_landing.py), beside the
   - `maillog_minutes/file_id=<id>/`: the file's counts per minute;
   - `maillog_messages/file_id=<id>/`: the messages completed while that file was read (the
     rest, at the end of the stream, with the last file), each row naming the file and line
-    of its first line (`file_id`, `first_line_no`).
+    of its first line (`first_file_id`, `first_line_no`).
 
 A run's maillog files always land together, in the caller's one transaction: a message's
 rows depend on every file of the stream.

@@ -1,6 +1,7 @@
-"""The maillog parse as a Spark mapInArrow function: one task per staged file, the very
-parser and Parquet writer the DuckDB landing runs (ingest/parsers/maillog.py over
-crates/maillog)."""
+"""The maillog parse as a Spark mapInArrow function: one task per run, whose staged maillog
+files are parsed as one stream in time order by the very parser and Parquet writer the DuckDB
+landing runs (ingest/maillog_run.py, ingest/parsers/maillog.py over crates/maillog): lines,
+the run's messages and each file's counts per minute."""
 
 from __future__ import annotations
 
@@ -16,20 +17,24 @@ from ingest.parsers.base import ParseContext
 
 
 def task_rows(staged: list) -> list[dict]:
-    """One dict per staged file (ingest.maillog_lines.StagedLines): what its task needs."""
-    return [
-        {
-            "file_id": s.file_id,
-            "run_key": s.run_key,
-            "path": str(s.input),
-            "name": s.name,
-            "year": s.year,
-            "utc_offset_minutes": s.ctx.utc_offset_minutes,
-            "run_date": s.ctx.run_date.isoformat() if s.ctx.run_date else None,
-            "start_utc": s.ctx.start_utc.isoformat() if s.ctx.start_utc else None,
-        }
-        for s in staged
-    ]
+    """One dict per run: its staged files (ingest.maillog_lines.StagedLines), what its task needs."""
+    runs: dict[str, list[dict]] = {}
+    for s in staged:
+        runs.setdefault(s.run_key, []).append(_file_row(s))
+    return [{"run_key": k, "files": v} for k, v in sorted(runs.items())]
+
+
+def _file_row(s) -> dict:
+    return {
+        "file_id": s.file_id,
+        "run_key": s.run_key,
+        "path": str(s.input),
+        "name": s.name,
+        "year": s.year,
+        "utc_offset_minutes": s.ctx.utc_offset_minutes,
+        "run_date": s.ctx.run_date.isoformat() if s.ctx.run_date else None,
+        "start_utc": s.ctx.start_utc.isoformat() if s.ctx.start_utc else None,
+    }
 
 
 PARTS_SCHEMA = pa.schema(
@@ -48,40 +53,72 @@ def _ctx(t: dict) -> ParseContext:
     )
 
 
-def write_parts_udf(out: str, tasks: list[dict], threads: int = 1):
+def write_parts_udf(out: dict[str, str], tasks: list[dict], threads: int = 1):
     """The mapInArrow function over `spark.range(len(tasks), numPartitions=len(tasks))` (one
-    partition per file, no shuffle; the task list travels with the function): each task
-    parses its staged file and writes the rows itself
-    as Parquet parts (the crate's writer, every column, so the folder has one schema) under
-    `<out>/run_key=<run>/`; it yields only per-file counts (rows, noise, quarantined). So
-    no row crosses into the JVM: Spark schedules the tasks, the parse and the write are the
-    very code of the DuckDB landing. `out` must be a path the executors can write."""
+    partition per run, no shuffle; the task list travels with the function): each task
+    parses its run's staged files as one stream and writes the rows itself as Parquet parts
+    (the crate's writer, every column, so a folder has one schema) under
+    `<out[table]>/run_key=<run>/` for the lines (`maillog`), messages and minutes; it yields
+    only per-file counts (rows, noise, quarantined). So no row crosses into the JVM: Spark
+    schedules the tasks, the parse and the writes are the very code of the DuckDB landing.
+    The folders must be paths the executors can write."""
 
     def parse(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-        from ingest.parsers.maillog import NOISE, file_batches
+        import mtabench_maillog
+
+        from ingest.maillog_run import stream_order
+        from ingest.parsers.maillog import NOISE, new_parser, parser_blocks
+        from ingest.source import FileSource
 
         for ids in batches:
-            for t in (tasks[i] for i in ids.column("id").to_pylist()):
-                fid = int(t["file_id"])
-                d = Path(out) / f"run_key={quote(t['run_key'], safe='')}"
-                d.mkdir(parents=True, exist_ok=True)
-                rows = noise = quarantined = 0
-                for seq, block in enumerate(
-                    file_batches(Path(t["path"]), t["name"], _ctx(t), threads, False)
-                ):
-                    if block.rows < block.lines:
-                        kinds = [k for _, k, _, _ in block.skipped()]
-                        noise += sum(k == NOISE for k in kinds)
-                        quarantined += len(kinds) - sum(k == NOISE for k in kinds)
-                    if block.rows:
-                        # a retried task rewrites the same names; a part appears whole (rename)
-                        final = d / f"part-{fid:08d}-{seq:06d}.parquet"
-                        tmp = d / f".{final.name}.tmp"
-                        rows += block.write(str(tmp), fid, True)
-                        os.replace(tmp, final)
-                yield pa.RecordBatch.from_pylist(
-                    [{"file_id": fid, "rows": rows, "noise": noise, "quarantined": quarantined}],
-                    schema=PARTS_SCHEMA,
-                )
+            for task in (tasks[i] for i in ids.column("id").to_pylist()):
+                dirs = {t: Path(d) / f"run_key={quote(task['run_key'], safe='')}" for t, d in out.items()}
+                for d in dirs.values():
+                    d.mkdir(parents=True, exist_ok=True)
+                files = {int(t["file_id"]): t for t in task["files"]}
+                ctx = _ctx(task["files"][0])
+                srcs = [(fid, FileSource(Path(t["path"]), t["name"])) for fid, t in files.items()]
+                messages = mtabench_maillog.Messages()
+                ordered = stream_order(srcs, ctx)
+                for i, (fid, src) in enumerate(ordered):
+                    messages.start_file(fid)
+                    parser = new_parser(src, _ctx(files[fid]), threads, messages)
+                    rows = noise = quarantined = 0
+                    for seq, block in enumerate(parser_blocks(parser, src)):
+                        if block.rows < block.lines:
+                            kinds = [k for _, k, _, _ in block.skipped()]
+                            noise += sum(k == NOISE for k in kinds)
+                            quarantined += len(kinds) - sum(k == NOISE for k in kinds)
+                        if block.rows:
+                            # a retried task rewrites the same names; a part appears whole (rename)
+                            rows += _atomic(
+                                dirs["maillog"] / f"part-{fid:08d}-{seq:06d}.parquet",
+                                lambda tmp, b=block, f=fid: b.write(tmp, f, True),
+                            )
+                    last = i == len(ordered) - 1
+                    write = messages.finish_write if last else messages.write
+                    _atomic(
+                        dirs["maillog_messages"] / f"part-{fid:08d}.parquet",
+                        lambda tmp, f=fid, w=write: w(tmp, f),
+                    )
+                    if parser.minutes():
+                        _atomic(
+                            dirs["maillog_minutes"] / f"part-{fid:08d}.parquet",
+                            lambda tmp, p=parser, f=fid: p.write_minutes(tmp, f),
+                        )
+                    yield pa.RecordBatch.from_pylist(
+                        [{"file_id": fid, "rows": rows, "noise": noise, "quarantined": quarantined}],
+                        schema=PARTS_SCHEMA,
+                    )
 
     return parse
+
+
+def _atomic(final: Path, write) -> int:
+    """`write(tmp)` then renamed to `final` (a part appears whole); a write of no rows leaves
+    no file. Returns the rows."""
+    tmp = final.with_name(f".{final.name}.tmp")
+    n = write(str(tmp))
+    if Path(tmp).exists():
+        os.replace(tmp, final)
+    return n

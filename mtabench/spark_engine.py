@@ -18,7 +18,8 @@ from pathlib import Path
 
 import duckdb
 
-from ingest.parquet_landing import export_landing, landing_tables
+from ingest.maillog_run import MESSAGES, MINUTES
+from ingest.parquet_landing import SCHEMA_PARTITION, export_landing, landing_tables
 from mtabench.dbt import run_dbt
 from mtabench.paths import Paths
 
@@ -41,7 +42,7 @@ def build(paths: Paths, progress: Callable[[str], None] = print) -> Path:
     maillog = parse_maillogs(paths, progress)
     dbt_vars = {
         "landing_path": str(landing),
-        "landing_overrides": {"maillog": str(maillog)} if maillog else {},
+        "landing_overrides": {t: str(d) for t, d in (maillog or {}).items()},
     }
     warehouse = paths.spark_dir / "warehouse"
     # the in-memory catalog forgets tables between runs, so their folders must go too
@@ -82,12 +83,13 @@ class SparkParseMismatch(Exception):
     """Spark's parse of a staged maillog disagrees with the ledger (the DuckDB landing)."""
 
 
-def parse_maillogs(paths: Paths, progress: Callable[[str], None] = print) -> Path | None:
-    """The maillog table of the Spark build: the compiled parser in Spark's executors.
+def parse_maillogs(paths: Paths, progress: Callable[[str], None] = print) -> dict[str, Path] | None:
+    """The maillog tables of the Spark build (lines, messages, minutes: table -> folder): the
+    compiled parser in Spark's executors.
 
     Every loaded maillog of the ledger must be staged with the same content hash; each
-    staged file is one task (mapInArrow) that streams it through the same parser the
-    DuckDB landing uses. Spark's parsed / noise / quarantined counts per file must equal
+    run's staged files are one task (mapInArrow) that streams them through the same parser
+    the DuckDB landing uses. Spark's parsed / noise / quarantined counts per file must equal
     the ledger's: the DuckDB landing stays the one account of every line.
     """
     from ingest import maillog_lines
@@ -132,23 +134,38 @@ def parse_maillogs(paths: Paths, progress: Callable[[str], None] = print) -> Pat
                 f"{path}: Spark parsed/noise/quarantined {got} != ledger {(want_parsed, want_noise, want_q)}"
             )
     progress(f"  maillog parsed on Spark: {len(staged)} file(s), {sum(parsed_n.values()):,} rows -> {out}")
-    return out
+    folders = parsed_folders(out)
+    for table in (MESSAGES, MINUTES):  # an empty table still has its schema
+        schema = paths.landing_dir / table / SCHEMA_PARTITION
+        if schema.is_dir():
+            shutil.copytree(schema, folders[table] / SCHEMA_PARTITION, dirs_exist_ok=True)
+    return folders
+
+
+def parsed_folders(out: Path) -> dict[str, Path]:
+    """Where the Spark parse writes each maillog table: the lines in `out`, the messages and
+    minutes beside it."""
+    return {"maillog": out, MESSAGES: out.with_name(MESSAGES), MINUTES: out.with_name(MINUTES)}
 
 
 def parse_staged(spark, staged: list, out: Path, counts_dir: Path, threads: int = 1) -> None:
-    """mapInArrow over the staged files (one task each): every task writes its file's rows as
-    Parquet parts under `out/run_key=<run>/` itself; only per-file counts come back, and the
-    noise / quarantine counts are written to `counts_dir`."""
+    """mapInArrow over the staged files (one task per run): every task writes its files' rows
+    as Parquet parts under `out/run_key=<run>/` itself, and the run's messages and minutes
+    beside (parsed_folders); only per-file counts come back, and the noise / quarantine
+    counts are written to `counts_dir`."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
     from ingest.maillog_spark_udf import PARTS_DDL, task_rows, write_parts_udf
 
-    shutil.rmtree(out, ignore_errors=True)  # this run's parts only (as mode overwrite did)
-    out.mkdir(parents=True)
+    folders = parsed_folders(out)
+    for d in folders.values():
+        shutil.rmtree(d, ignore_errors=True)  # this run's parts only (as mode overwrite did)
+        d.mkdir(parents=True)
     tasks = task_rows(staged)
     ids = spark.range(len(tasks), numPartitions=max(len(tasks), 1))
-    done = ids.mapInArrow(write_parts_udf(str(out), tasks, threads), PARTS_DDL).collect()
+    udf = write_parts_udf({t: str(d) for t, d in folders.items()}, tasks, threads)
+    done = ids.mapInArrow(udf, PARTS_DDL).collect()
     rows = sorted((r["file_id"], r["noise"], r["quarantined"]) for r in done if r["noise"] + r["quarantined"])
     # a few rows: written by the driver, not by another Spark job
     shutil.rmtree(counts_dir, ignore_errors=True)

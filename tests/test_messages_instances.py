@@ -132,35 +132,3 @@ def test_messages_equal_a_replay_of_the_maillog(run, con):
     )
     assert sum(expected.values()) > 0
     assert got == expected
-
-
-def test_messages_built_in_batches_equal_one_statement(built_db, tmp_path, monkeypatch):
-    """`messages` from the lines alone (`maillog_messages: false`: every run through
-    int_maillog__line_messages), built in batches of runs (per_run_batch_lines: each batch
-    its own statement, macros/per_run.sql), holds exactly the rows of the build checked above."""
-    import json
-    import shutil
-
-    import duckdb
-
-    from mtabench.dbt import run_dbt
-    from mtabench.paths import Paths
-
-    db = tmp_path / "batched" / built_db.name  # its views name the catalog after the file
-    db.parent.mkdir()
-    shutil.copy(built_db, db)  # the maillog parts are read where the built DB wrote them
-    paths = Paths(db=db, data_dir=tmp_path)
-    small = json.dumps({"per_run_batch_lines": 20000, "landed_maillog": False})
-    monkeypatch.setenv("DBT_LOG_LEVEL_FILE", "debug")  # dbt logs each statement at debug
-    select = ["--select", "int_maillog__line_messages", "messages"]
-    run_dbt(paths, ["run", *select, "--full-refresh", "--vars", small], lambda _: None)
-    log = (tmp_path / "dbt_logs" / "dbt.log").read_text()
-    inserts = log.count(f'insert into "{db.stem}"."intermediate"."int_maillog__line_messages" by name')
-    assert inserts >= 2, "no further batch was inserted: a run holds over 20,000 of the samples' lines"
-    with duckdb.connect(str(db), read_only=True) as con:
-        con.execute(f"attach '{built_db}' as one (read_only)")
-        diff = "select count(*) from (from {} except all from {})"
-        only_batched = con.execute(diff.format("main.messages", "one.main.messages")).fetchone()[0]
-        only_one = con.execute(diff.format("one.main.messages", "main.messages")).fetchone()[0]
-        assert (only_batched, only_one) == (0, 0)
-        assert con.execute("select count(*) from main.messages").fetchone()[0] > 0

@@ -28,7 +28,7 @@ RAW = {
     "bounced": re.compile(r"^m[dt]a delivery .* result=PermFail "),
     "rejected": re.compile(r'^smtp failed-command .* result="[45]\d\d '),
 }
-# the project's counting (int_maillog__lines / maillog_derived): arrivals, deliveries by
+# the project's counting (the parser's counts_as, read by int_maillog__lines): arrivals, deliveries by
 # status, kind reject
 COUNTED = {
     "received": "kind = 'arrival'",

@@ -277,9 +277,9 @@ class MaillogParser(Parser):
     tables = {"maillog": COLUMNS}
     # landed with the lines, in the same pass (ingest/maillog_run.py)
     derived_tables = {
-        "maillog_messages": ", ".join(
-            f"{n} {_SQL_TYPES.get(t, 'VARCHAR')}" for n, t in mtabench_maillog.message_columns()
-        ),
+        # file_id: the file whose part lists the message (read while it was completed)
+        "maillog_messages": "file_id BIGINT, "
+        + ", ".join(f"{n} {_SQL_TYPES.get(t, 'VARCHAR')}" for n, t in mtabench_maillog.message_columns()),
         "maillog_minutes": (
             "file_id BIGINT, minute_at TIMESTAMP, lines BIGINT, received BIGINT, delivered BIGINT, "
             "deferred BIGINT, bounced BIGINT, rejected BIGINT"

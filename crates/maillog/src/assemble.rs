@@ -9,6 +9,9 @@
 //! queue file lives at most `maximal_queue_lifetime`, 5 days by default), or at the end
 //! of the stream. Memory is bounded by the open messages, not by the input.
 //!
+//! A message names the file and line of its first line (`first_file_id`, `first_line_no`);
+//! the landing lists its part under the file being read when it was complete.
+//!
 //! Postfix reuses queue ids: the instance of a message is its rank among the messages of
 //! its queue id by `stream_line` (the position of its first line in the run's stream);
 //! the `messages` model numbers them. Messages without a received, header or delivery
@@ -29,7 +32,7 @@ macro_rules! message_columns {
 }
 
 message_columns! {
-    file_id: I64, first_line_no: I32, stream_line: I64, queue_id: Str, has_lines: I32,
+    first_file_id: I64, first_line_no: I32, stream_line: I64, queue_id: Str, has_lines: I32,
     received_at: Ts, client: Str, message_id: Str, sender: Str, size: I64, nrcpt: I32,
     first_delivery_at: Ts, last_delivery_at: Ts, delivered_recipients: I64, deferrals: I64,
     bounced_recipients: I64, final_status: Str, delay: F64, delay_before_qmgr: F64,
@@ -180,7 +183,7 @@ impl Batch {
 
     fn push(&mut self, qid: &[u8], m: Box<Open>) {
         let c = &mut self.cols;
-        c[M::file_id as usize].int(Some(m.file_id));
+        c[M::first_file_id as usize].int(Some(m.file_id));
         c[M::first_line_no as usize].int(Some(m.first_line));
         c[M::stream_line as usize].int(Some(m.stream_line));
         c[M::queue_id as usize].str(Some(qid));
@@ -212,19 +215,20 @@ impl Batch {
         self.len += 1;
     }
 
-    /// Write the batch as Parquet at `path`; returns the rows.
-    pub fn write(&self, path: &str) -> std::io::Result<usize> {
-        let cols: Vec<crate::pq::ArrowCol> = self
-            .cols
-            .iter()
-            .zip(MESSAGE_COLUMNS)
-            .map(|(b, &(name, ty))| crate::pq::ArrowCol {
+    /// Write the batch as Parquet at `path`; returns the rows. `file_id`: a constant first
+    /// column (where no Hive folder names the file).
+    pub fn write(&self, path: &str, file_id: Option<i64>) -> std::io::Result<usize> {
+        let ids: Vec<u8> = file_id.map_or_else(Vec::new, |f| f.to_le_bytes().repeat(self.len));
+        let constant = file_id.map(|_| crate::pq::ArrowCol { name: "file_id", ty: Ty::I64, valid: &[], offsets: &[], data: &ids });
+        let cols: Vec<crate::pq::ArrowCol> = constant
+            .into_iter()
+            .chain(self.cols.iter().zip(MESSAGE_COLUMNS).map(|(b, &(name, ty))| crate::pq::ArrowCol {
                 name,
                 ty,
                 valid: if b.nulls == 0 { &[] } else { &b.valid },
                 offsets: &b.offsets,
                 data: &b.data,
-            })
+            }))
             .collect();
         crate::pq::write_columns(path, self.len, &cols)?;
         Ok(self.len)

@@ -663,16 +663,18 @@ impl Messages {
     }
 
     /// Write the complete messages as a Parquet file at `path` and take them out (GIL
-    /// released); returns the rows (0: nothing written).
-    fn write(&self, py: Python<'_>, path: &str) -> PyResult<usize> {
+    /// released); returns the rows (0: nothing written). `file_id`: a constant column.
+    #[pyo3(signature = (path, file_id=None))]
+    fn write(&self, py: Python<'_>, path: &str, file_id: Option<i64>) -> PyResult<usize> {
         let b = self.lock().take();
-        write_batch(py, b, path)
+        write_batch(py, b, path, file_id)
     }
 
     /// The end of the stream: every open message is complete; written as `write` does.
-    fn finish_write(&self, py: Python<'_>, path: &str) -> PyResult<usize> {
+    #[pyo3(signature = (path, file_id=None))]
+    fn finish_write(&self, py: Python<'_>, path: &str, file_id: Option<i64>) -> PyResult<usize> {
         let b = self.lock().finish();
-        write_batch(py, b, path)
+        write_batch(py, b, path, file_id)
     }
 
     /// The end of the stream: every open message too.
@@ -682,11 +684,11 @@ impl Messages {
     }
 }
 
-fn write_batch(py: Python<'_>, b: assemble::Batch, path: &str) -> PyResult<usize> {
+fn write_batch(py: Python<'_>, b: assemble::Batch, path: &str, file_id: Option<i64>) -> PyResult<usize> {
     if b.len == 0 {
         return Ok(0);
     }
-    py.detach(|| b.write(path)).map_err(|e| pyo3::exceptions::PyOSError::new_err(e.to_string()))
+    py.detach(|| b.write(path, file_id)).map_err(|e| pyo3::exceptions::PyOSError::new_err(e.to_string()))
 }
 
 fn batch_to_py<'py>(py: Python<'py>, b: assemble::Batch) -> PyResult<Bound<'py, PyTuple>> {

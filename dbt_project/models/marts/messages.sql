@@ -30,7 +30,7 @@ landed as (
 numbered as (
     select
         *,
-        row_number() over (partition by run_id, queue_id order by stream_line) as message_instance
+        cast(row_number() over (partition by run_id, queue_id order by stream_line) as bigint) as message_instance
     from landed
 ),
 

@@ -7,6 +7,7 @@ source as (
 renamed as (
     select
         file_id,
+        first_file_id,
         first_line_no,
         stream_line,
         queue_id,
