@@ -2,7 +2,7 @@
   pflogsumm's reading of a maillog line's program: the Postfix daemon, the smtps/ and
   submission/ prefixes stripped (tests/test_maillog_parser.py). stg_maillog__lines exposes
   it as `daemon`; int_maillog__lines inlines it where a line's kind needs it, so the regex
-  runs on those lines only, not on every line (issue 18, "Scale").
+  runs on those lines only, not on every line.
 #}
 {% macro postfix_daemon(program) -%}
     regexp_replace({{ program }}, '^postfix[^/]*/((smtps|submission)/)?', '')
@@ -13,8 +13,8 @@
 {%- endmacro %}
 
 {#
-  Rows the ingest computed from each maillog file as it landed (issue 18, "Scale";
-  ingest/maillog_derived.py): raw.maillog_messages (a file's messages) and raw.maillog_minutes
+  Rows the ingest computed from each maillog file as it landed (ingest/maillog_derived.py,
+  so a full build does not aggregate every line again): raw.maillog_messages (a file's messages) and raw.maillog_minutes
   (its counts per minute). Read on the DuckDB landing (not the Parquet one: their ledger
   raw.parquet_files is DuckDB's), unless `--vars '{landed_maillog: false}'` asks for the line
   path alone (the tests compare both).
