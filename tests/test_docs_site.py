@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import html
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -75,3 +76,13 @@ def test_results_page_is_bench_results(site):
 def test_dashboard_screenshots_are_on_the_site(site):
     for png in (REPO / "docs" / "screenshots").glob("*.png"):
         assert (site / "screenshots" / png.name).read_bytes() == png.read_bytes()
+
+
+def test_run_toml_reference_parses_with_no_field_left_out():
+    """The manifest shown in docs/archive.md is one ingest/manifest.py reads whole."""
+    from ingest.manifest import parse_manifest
+
+    (block,) = re.findall(r"^```toml\n(.*?)^```", (REPO / "docs" / "archive.md").read_text(), re.S | re.M)
+    manifest = parse_manifest(block)
+    assert manifest.problems == [], manifest.problems
+    assert manifest.group and manifest.baseline and manifest.previous_settings and manifest.tool

@@ -1,7 +1,8 @@
 """Every command in the README runs as written (tests/test_readme.py is its test).
 
-Each command line of the README's `sh` blocks is dispatched on what it is, and a line this
-module does not know fails, so a command added to the README needs a way to be run here:
+Each command of the README (the lines of its `sh` blocks and the commands quoted in its prose)
+is dispatched on what it is, and one this module does not know fails, so a command added to
+the README needs a way to be run here:
 
 - `make T`: `make -n T`, the target and its recipe as make expands them (`make run`'s
   pipeline is what the `built_db` fixture runs; `make test` is CI itself);
@@ -39,7 +40,8 @@ def _blocks(lang: str) -> list[str]:
 
 
 def _commands() -> list[list[str]]:
-    """The command lines of the `sh` blocks, comments stripped, as argument lists."""
+    """The command lines of the `sh` blocks, comments stripped, then the commands quoted in the
+    prose (`make ...`, `uv run ...`, `bash ...`, `scripts/...`), as argument lists."""
     found = []
     for block in _blocks("sh"):
         for line in block.replace("\\\n", " ").splitlines():
@@ -47,6 +49,8 @@ def _commands() -> list[list[str]]:
             if args:
                 found.append(args)
     assert found, "no sh block in the README"
+    prose = re.sub(r"^```.*?^```", "", README, flags=re.S | re.M)
+    found += [shlex.split(m) for m in re.findall(r"`((?:make|uv run|bash|scripts/)[^`]*)`", prose)]
     return found
 
 
