@@ -1,7 +1,7 @@
 # mtabench: `make run` builds data/mtabench.duckdb from samples/; `make test` runs the tests.
-.PHONY: setup run run-spark ingest build validate docs test lint bench spark-bench clean \
+.PHONY: setup run run-spark ingest build validate docs dbt-docs test lint bench spark-bench clean \
 	airflow-setup airflow-up airflow-down airflow-status \
-	superset-setup serve serve-stop dashboards-import dashboards-export record-demo
+	superset-setup serve serve-stop dashboards-import dashboards-export screenshots record-demo
 
 UV ?= uv
 ARCHIVE ?= samples
@@ -15,8 +15,16 @@ setup:
 run: setup
 	$(UV) run --frozen mtabench run $(ARCHIVE)
 
-ingest build validate docs: setup
+ingest build validate: setup
 	$(UV) run --frozen mtabench $@ $(if $(filter ingest,$@),$(ARCHIVE))
+
+# The documentation site (mkdocs.yml, docs/) into data/site/; --strict fails on a broken link.
+docs: setup
+	$(UV) run --frozen mkdocs build --strict
+
+# dbt's own docs of the models (dbt docs generate) into data/dbt_target/.
+dbt-docs: setup
+	$(UV) run --frozen mtabench docs
 
 test: setup
 	$(UV) run --frozen ruff check .
@@ -61,6 +69,11 @@ serve-stop:
 
 dashboards-export:
 	bash scripts/superset.sh export
+
+# The dashboard pictures in docs/screenshots/, rendered from samples/ by a real Superset.
+screenshots: setup
+	$(UV) run --frozen mtabench run samples
+	bash scripts/superset.sh screenshots
 
 clean:
 	rm -rf data dbt_project/target dbt_project/logs

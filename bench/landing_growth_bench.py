@@ -1,4 +1,4 @@
-"""Does a file's landing cost grow with the landing? (issue 18: ingest s/run flat in size)
+"""Does a file's landing cost grow with the landing? (the goal: ingest seconds per run flat in size)
 
     uv run --frozen python bench/landing_growth_bench.py [--files 2000]
 

@@ -14,9 +14,9 @@ files, the cost of adding one new run to the grown archive end to end, and the m
 every dashboard dataset query on the serving file: every row of it, and as a dashboard opens
 it (its native filters' default values applied, as Superset filters a virtual dataset).
 
-Figures (README "Scale"): at 8x, one more run's dbt build took 0.12 of a full build once
-the maillog models became incremental per run (issue 18); before, adding a run cost as
-much as the whole pipeline. tests/test_scale.py runs this archive at 2x as a test.
+Current figures: bench/RESULTS.md. Since the per-run models are incremental, one more run's
+dbt build is a small fraction of a full build; before, adding a run cost as much as the
+whole pipeline. tests/test_scale.py runs this archive at 2x as a test.
 
 Figures only; no assertion. The machine is shared and noisy: compare ratios within one run.
 """
@@ -391,7 +391,7 @@ def query_medians(serving: Path, queries: dict[str, str], repeats: int = 5) -> d
 
 def delete_costs(db: Path, repeats: int = 5) -> dict[str, float]:
     """Median ms to delete one landed file's rows (a postal CSV, the commonest changed file),
-    from every per-file table (before issue 18) and from its format's tables only (now);
+    from every per-file table (the old way) and from its format's tables only (now);
     each inside a transaction that is rolled back."""
     from ingest.landing import delete_file_rows
 

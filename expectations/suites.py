@@ -19,7 +19,7 @@ class Check:
     name: str  # asset name in GX and in messages
     sql: str  # may hold `{files}`: where a file_id predicate goes (see `scoped`)
     expectations: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
-    # Per-run checks (README "Incremental builds"): each row belongs to one run (`run_id`,
+    # Per-run checks (docs/pipeline.md): each row belongs to one run (`run_id`,
     # a folder's run or its `#n` runs) or one landed file (`file_id`) and every expectation
     # judges rows within it, so validate may check only the runs that changed. None: every row.
     per_run: str | None = None
@@ -41,7 +41,7 @@ VERDICTS_MATCH = " and ".join(f"is_significant_{s} = (abs(difference) > margin_{
 LEVELS_NEST = " and ".join(
     f"(not is_significant_{hi} or is_significant_{lo})" for lo, hi in zip(LEVELS, LEVELS[1:], strict=False)
 )
-# the mailbox side's counters in minutes and runs (README "Mailbox side")
+# the mailbox side's counters in minutes and runs (docs/mailbox.md)
 MAILBOX_COUNTS = (
     "mailbox_sessions",
     "pop3_sessions",

@@ -32,8 +32,8 @@ sensor per model that reads the producer's per-node results from XCom. Changes h
 4. Under the scheduler a sensor needs no worker process: it starts in the triggerer
    (`start_from_trigger`), where `ModelResultTrigger` reads the ended build's result and ends
    the task (success, failed or skipped) without going back to a worker. A task process costs
-   ~1 s of start-up, DAG parse and API calls, ~45 of them per DAG run on 2 cores (issue 16,
-   item 13). `airflow dags test` runs every task in its process, so there the sensor pokes
+   ~1 s of start-up, DAG parse and API calls, ~45 of them per DAG run on 2 cores.
+   `airflow dags test` runs every task in its process, so there the sensor pokes
    (the same decision, `model_verdict`).
 
 5. What comes after dbt (validate) waits for the producer, not for the sensors: the build fails

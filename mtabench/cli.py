@@ -181,8 +181,8 @@ def cmd_validate(args, paths: Paths) -> int:
     from mtabench.validate import validate
 
     _progress("validate (Great Expectations)")
-    # per-run checks read only the runs not validated yet at their current state (README
-    # "Scale"); --all-runs, or a --full-refresh run, reads every run. Either way a passing
+    # per-run checks read only the runs not validated yet at their current state
+    # (docs/pipeline.md); --all-runs, or a --full-refresh run, reads every run. Either way a passing
     # suite is recorded, so the next validate reads only what changed after it
     every = getattr(args, "all_runs", False) or getattr(args, "full_refresh", False)
     with warnings_and_logging_to(paths.log_dir / "validate.log") as log:

@@ -5,7 +5,7 @@ Every dbt process mtabench starts (the CLI, the Airflow producer) gets it as
 MTABENCH_DBT_CODE_HASH, and macros/per_run.sql folds it into every run's fingerprint: a code
 change rebuilds every run. dbt's graph has each model's and seed's checksum but not the
 macros' or vars'; and reading it from the graph serialized every node each time a model
-asked (~300 times a build: 5 s of CPU of adding one run at 236x the samples, issue 18). The
+asked (~300 times a build: 5 s of CPU of adding one run at 236x the samples). The
 macro walks the graph only when dbt runs without this variable. Standard library only: the
 Airflow venv imports it too.
 """

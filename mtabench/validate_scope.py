@@ -1,4 +1,4 @@
-"""Which runs validate must check (issue 18): only those not validated at their current state.
+"""Which runs validate must check: only those not validated at their current state.
 
 A per-run check (expectations/suites.py, `per_run`) judges each run's rows on their own, so a
 run whose rows are what they were when they last passed needs no second look. Its state:

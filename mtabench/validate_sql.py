@@ -1,4 +1,4 @@
-"""The SQL form of each row-wise Great Expectations expectation the suites use (issue 18).
+"""The SQL form of each row-wise Great Expectations expectation the suites use.
 
 validate counts each expectation's unexpected rows inside DuckDB, one aggregate per check,
 and hands Great Expectations only the rows that fail, so its memory and time do not grow

@@ -9,6 +9,7 @@
 #   scripts/superset.sh stop     stop the server started by serve
 #   scripts/superset.sh export   Superset -> dashboards/ YAML (normalized: stable names, no ids/timestamps)
 #   scripts/superset.sh status   is the server up?
+#   scripts/superset.sh screenshots [DIR]   up, then a PNG per dashboard into DIR (docs/screenshots)
 #
 # Environment: MTABENCH_DATA (default data/), MTABENCH_SERVING_DB (default
 # $MTABENCH_DATA/serving/mtabench.duckdb), MTABENCH_SUPERSET_HOME (default $MTABENCH_DATA/superset:
@@ -165,6 +166,21 @@ cmd_up() {
     cmd_serve
 }
 
+# `make screenshots`: every dashboard rendered in headless Chromium by dashboards/render_check.py
+# (which also fails on a chart without rows), one PNG per dashboard slug.
+cmd_screenshots() {
+    local dest="${1:-$REPO/docs/screenshots}" pw
+    cmd_up
+    pw="$(mktemp)"  # mode 600; the password never goes on a command line
+    admin_password >"$pw"
+    local rc=0
+    py "$REPO/dashboards/render_check.py" --base "http://127.0.0.1:$PORT" --user "$ADMIN_USER" \
+        --password-file "$pw" --png-dir "$dest" >"$STATE/screenshots.json" || rc=$?
+    rm -f "$pw"
+    [ "$rc" = 0 ] || { echo "superset: render check failed; report in $STATE/screenshots.json" >&2; exit "$rc"; }
+    echo "superset: screenshots in $dest (report $STATE/screenshots.json)"
+}
+
 cmd_status() {
     if is_running; then echo "superset: running (pid $(cat "$PIDFILE")) on http://127.0.0.1:$PORT"
     else echo "superset: not running"; exit 1; fi
@@ -178,5 +194,6 @@ case "${1:-}" in
     up) cmd_up ;;
     stop) cmd_stop ;;
     status) cmd_status ;;
+    screenshots) shift; cmd_screenshots "$@" ;;
     *) sed -n '2,19p' "$0" | sed 's/^# \{0,1\}//'; exit 2 ;;
 esac

@@ -112,3 +112,6 @@ def con(built_db):
 
 # one real Superset per session, for every test that takes `superset`
 from superset_server import superset  # noqa: E402, F401
+
+# the run fails when it changed the working tree (tracked files, or new files outside .gitignore)
+from tree_clean import pytest_sessionfinish, pytest_sessionstart  # noqa: E402, F401

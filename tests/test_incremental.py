@@ -1,4 +1,4 @@
-"""Incremental builds (issue 18): after adding, changing and removing runs, an incremental
+"""Incremental builds: after adding, changing and removing runs, an incremental
 `mtabench build` holds exactly what a `--full-refresh` build of the same archive holds."""
 
 from __future__ import annotations

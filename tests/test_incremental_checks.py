@@ -1,4 +1,4 @@
-"""Checks that read only the runs that changed (issue 18; README "Scale"): the dbt tests
+"""Checks that read only the runs that changed (docs/pipeline.md, per-run checks): the dbt tests
 (dbt_project/macros/per_run_checks.sql) and the per-run GX checks (mtabench/validate_scope.py)
 still fail on a bad value in a new run, keep failing until it is fixed, and, as documented,
 see a bad value planted in an unchanged run only when asked to check every run."""
@@ -88,7 +88,7 @@ def test_dbt_tests_check_new_runs_and_keep_failing_until_fixed(tmp_path):
     assert sql(db, "select count(*) from per_run_state.checked")[0][0] == n_runs + 1
 
     # the same bad value in a run that did not change: an incremental build does not look
-    # (README: what the per-run tests cover); --full-refresh checks every run and fails
+    # (docs/pipeline.md: what the per-run checks cover); --full-refresh checks every run and fails
     sql(db, f"update raw.queue_samples set maildrop = null where {queue_rows('a-baseline-t5')}")
     ok(data, "build")
     out = mtabench(data, "build", "--full-refresh")

@@ -129,7 +129,7 @@ def test_rabid_totals_equal_the_sum_of_its_rows(con, run_id):
     ).fetchone()
     if rows:
         assert got == tuple(sum(int(r[i]) for r in rows) for i in (1, 2, 3, 4))
-    else:  # rabid 0.75 printed no per-minute row (README "Mailbox side")
+    else:  # rabid 0.75 printed no per-minute row (docs/mailbox.md)
         assert got == (None, None, None, None)
     postal = SAMPLES / "runs" / run_id / "postal.csv"
     if postal.exists():

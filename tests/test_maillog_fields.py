@@ -219,7 +219,7 @@ CASES = [
         },
     ),
     # Courier pop3d/imapd (courier-imap's logging; lines as quoted in its users' log parsers and
-    # list posts, written here, not recorded: see README "Maillog parser"). Courier counts bytes.
+    # list posts, written here, not recorded: see docs/mailbox.md). Courier counts bytes.
     (
         "Apr 15 06:54:50 bovo pop3d: LOGIN, user=april@mailserver.com, ip=[::ffff:192.0.2.7], port=[1060]",
         {

@@ -78,7 +78,7 @@ def test_smtp_source_run_times(con):
         "where run_id = 'e-smtp-source-s5'"
     ).fetchone()
     assert msgs == 20_000 == delivered
-    assert inject == pytest.approx(expected_inject, abs=1e-3) and 18.5 < inject < 19.5  # README: about 19 s
+    assert inject == pytest.approx(expected_inject, abs=1e-3) and 18.5 < inject < 19.5  # a 19-second load
     assert deliver >= inject - 1  # the last delivery is logged with one-second resolution
 
 

@@ -1,4 +1,4 @@
-"""The scale benchmark at 2× (issue 18), as a test of what it must not change: the archive
+"""The scale benchmark at 2×, as a test of what it must not change: the archive
 of bench/scale_bench.py (two copies of samples/, each its own lab), ingested copy by copy
 and built through the real CLI. Figures are the benchmark's job; this checks the data."""
 

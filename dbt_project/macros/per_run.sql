@@ -1,5 +1,5 @@
 {#
-  Per-run incremental models (issue 18, "Incremental everything").
+  Per-run incremental models: a build's cost follows the runs that changed, not the archive.
 
   A per-run model's rows for a run depend only on that run's landed files. On DuckDB such a
   model is `incremental`: each build it deletes the rows of every run whose fingerprint
@@ -248,7 +248,7 @@
 {% endmacro %}
 
 {#
-  Batches (issue 18, "Scale"): a per-run model whose one statement over every pending run
+  Batches: a per-run model whose one statement over every pending run
   outgrows DuckDB's memory is built in batches of whole runs, each of at most `lines` landed
   lines (and 2000 files). `messages` numbers each queue id's lines with a window that carries
   the lines' columns: at 236x the samples (57 M queue-id lines) one statement spilled and took

@@ -1,5 +1,5 @@
 {#
-  Tests that check only the runs that changed (issue 18, "Incremental everything").
+  Tests that check only the runs that changed (docs/pipeline.md, per-run checks).
 
   A row-level test (column_checks, not_null, accepted_values, non_negative; unique_combination over a key
   holding the file_id, scoped by file, or else the run_id) of a model whose rows belong to one run each judges each

@@ -6,7 +6,7 @@
   Why one test, not one per column: adding one run to an archive of 7,000 runs, each dbt
   test node costs ~0.1 s of dbt's own Python (compiling, rendering its kwargs, events)
   whatever its SQL reads; 170 column tests were ~9 s of a 33 s incremental build, and the
-  61 unique_combination and relationships tests after them ~4 s (README "Scale"). The
+  61 unique_combination and relationships tests after them ~4 s. The
   checks are the same; each failing check returns one row:
 
       check_name | column_name | failing_rows
