@@ -5,7 +5,7 @@ lines stay in time order; bench/maillog_bench.py's generator) to --lines lines o
 gigabytes, then runs, alternating, best of --repeat each:
 
   - `mtabench ingest ARCHIVE` as a subprocess into a new data folder each time (imports,
-    detection, parse, landing, derive: everything the command does), and
+    detection, parse, landing of lines, messages and minutes: everything the command does), and
   - `pflogsumm` on the same maillog.
 
 For each it prints wall time, CPU time (user + system of the process and its children, from

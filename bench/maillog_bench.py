@@ -1,13 +1,15 @@
-"""Benchmark the maillog ingest (compiled parser -> per-file Parquet behind raw.maillog)
-against pflogsumm and a bare DuckDB line count.
+"""A sub-stage benchmark: the maillog landing alone (compiled parser -> per-file Parquet
+behind raw.maillog, with the file's messages and minutes assembled in the same pass) against
+pflogsumm and a bare DuckDB line count. The figure a user waits for, the whole `mtabench
+ingest` command, is bench/ingest_bench.py's.
 
 Builds a plain-text maillog of --gb gigabytes (default 1.0) in a temporary directory under
 /tmp by repeating the sample Postfix maillogs with their timestamps shifted so that lines
 stay in time order, then times, on that one file:
 
-  (a) the landing of the file (ingest.landing.land_file) into a fresh DuckDB file and its
-      Parquet folder, in a subprocess (imports included; peak RSS measured), then (a2) the
-      ingest's next step on it, its messages and minutes (ingest/derive.py), timed apart,
+  (a) the landing of the file (ingest.landing.land_file: lines, messages, minutes) into a
+      fresh DuckDB file and its Parquet folder, in a subprocess (imports included; peak RSS
+      measured),
   (b) pflogsumm (Debian package) reading the file,
   (c) `select count(*) from read_csv(...)` with the parser's reader options.
 
@@ -63,21 +65,11 @@ con.execute("commit")
 con.execute("checkpoint")
 n = con.execute("select count(*) from raw.maillog").fetchone()[0]
 landed = time.perf_counter() - t0
-# the ingest's next step: the file's messages and minutes, from its landed lines
-import resource
-from ingest import derive
-from ingest.landing import refresh_views
-r0, t1 = resource.getrusage(resource.RUSAGE_SELF), time.perf_counter()
-done, errors = derive.derive(con)
-refresh_views(con)
-r1 = resource.getrusage(resource.RUSAGE_SELF)
-assert (done, errors) == (1, []), (done, errors)
 messages = con.execute("select count(*) from raw.maillog_messages").fetchone()[0]
 con.close()
 print(json.dumps({"seconds": landed, "total": c.total, "parsed": c.parsed,
                   "noise": c.noise, "quarantined": c.quarantined, "view_rows": n,
-                  "derive_seconds": time.perf_counter() - t1, "messages": messages,
-                  "derive_cpu": r1.ru_utime + r1.ru_stime - r0.ru_utime - r0.ru_stime}))
+                  "messages": messages}))
 """
 
 # DuckDB's line reader: one VARCHAR column, no delimiter (NUL), no quoting
@@ -214,7 +206,6 @@ def main() -> None:
         subprocess.run(["apt-get", "install", "-y", "pflogsumm"], check=True, capture_output=True)
     with synthetic_log(args.gb, args.keep, "maillog-bench-") as (tmp, log, size, n):
         ours = land_duckdb(tmp, log, n)
-        ours["cpu"] -= ours["derive_cpu"]  # the child's CPU less (a2)'s: (a) is the landing alone
         peak_kb = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
         db_size = (tmp / "bench.duckdb").stat().st_size + sum(
             f.stat().st_size for f in (tmp / "bench.duckdb.parquet").rglob("*.parquet")
@@ -239,11 +230,7 @@ def main() -> None:
         )
         print(
             f"(a) maillog ingest -> Parquet + view   {rate(ours['seconds'], ours['cpu'])}   "
-            f"peak RSS {peak_kb / 1024:.0f} MiB (with a2), db {db_size / 1e6:.0f} MB"
-        )
-        print(
-            f"(a2) then its messages and minutes     {ours['derive_seconds']:8.2f} s  "
-            f"({ours['messages']:,} messages; CPU {ours['derive_cpu']:.2f} s; ingest/derive.py)"
+            f"peak RSS {peak_kb / 1024:.0f} MiB, db {db_size / 1e6:.0f} MB, {ours['messages']:,} messages"
         )
         print(f"(b) pflogsumm                          {rate(pf_s, pf_cpu)}")
         print(f"(c) bare DuckDB count(*) read_csv      {rate(bare['seconds'], bare['cpu'])}")
@@ -251,8 +238,6 @@ def main() -> None:
             f"ours / pflogsumm speed: {pf_s / ours['seconds']:.1f}x wall, "
             f"{pf_cpu / ours['cpu']:.1f}x CPU   (target >= 10x, stretch 20x)"
         )
-        both = ours["seconds"] + ours["derive_seconds"]
-        print(f"(a) + (a2) / pflogsumm: {pf_s / both:.1f}x wall")
         print(f"ours per core: {n / ours['cpu']:,.0f} lines per CPU second")
         print(
             f"ours / bare count speed: {bare['seconds'] / ours['seconds']:.3f} wall, "
