@@ -12,6 +12,7 @@ import json
 import os
 import time
 from collections.abc import Callable
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -612,12 +613,16 @@ def _ingest_maillogs(
     that is bad input gets its error and the others land without it."""
     fmt, parser, version = _parser_for(Detection("maillog"), ctx)
     files = []
+    # a file never landed lands whatever its hash: hashed in a thread while it is parsed
+    hashing = ThreadPoolExecutor(max_workers=1, thread_name_prefix="sha256")
     for src in srcs:
         fid, st = file_id_for(src.rel_path), stats[src.rel_path]
         prev = ledger.files.get(fid)
         stat_known = ledger.unchanged(fid, st) is not None
-        sha = prev.sha256 if prev and stat_known else src.sha256()
+        known = prev.sha256 if prev and stat_known else None
+        sha = known or (hashing.submit(src.sha256) if prev is None else src.sha256())
         files.append((src, fid, st, prev, stat_known, sha))
+    hashing.shutdown(wait=False)
     on_record = {
         r[0]
         for r in con.execute(
@@ -672,6 +677,7 @@ def _ingest_maillogs(
             raise
         out = {}
         for src, fid, st, _, _, sha in files:
+            sha = sha.result() if isinstance(sha, Future) else sha
             det = detections[src.rel_path]
             note = det.note if isinstance(det, Detection) and det.note != ON_RECORD else None
             row = {

@@ -339,14 +339,16 @@ impl Assembler {
         let mut cur_i: Vec<Cursor> = ints.iter().map(|_| Cursor::new()).collect();
         let mut cur_f: Vec<Cursor> = floats.iter().map(|_| Cursor::new()).collect();
         let mut skip = c.skip.iter().peekable();
+        if t.len > 0 {
+            self.file_lines = self.file_lines.max(line_no.fixed(t.len - 1)); // set on every row, ascending
+        }
         for r in 0..t.len {
-            let ln = line_no.fixed(r); // set on every row
-            self.file_lines = self.file_lines.max(ln);
             if skip.peek().is_some_and(|&&s| s as usize == r) {
                 skip.next();
                 continue;
             }
             let Some(qi) = cur_q.at(qid, r) else { continue };
+            let ln = line_no.fixed(r);
             let q = t.resolve(input, qid.refs[qi]);
             let logged = cur_ts.at(ts, r).map(|i| ts.fixed(i));
             if let Some(x) = logged {
@@ -445,15 +447,20 @@ impl Minutes {
         let mut cur_ts = Cursor::new();
         let mut cur_counts = Cursor::new();
         let mut skip = c.skip.iter().peekable();
+        // consecutive lines mostly share their minute: counted locally, added at each change
+        let (mut minute, mut acc) = (i64::MIN, [0i64; 6]);
         for r in 0..t.len {
             if skip.peek().is_some_and(|&&s| s as usize == r) {
                 skip.next();
                 continue;
             }
             let Some(i) = cur_ts.at(ts, r) else { continue };
-            let minute = ts.fixed(i).div_euclid(MINUTE_US) * MINUTE_US;
-            let e = self.counts.entry(minute).or_default();
-            e[0] += 1;
+            let m = ts.fixed(i).div_euclid(MINUTE_US) * MINUTE_US;
+            if m != minute {
+                self.add(minute, &acc);
+                (minute, acc) = (m, [0; 6]);
+            }
+            acc[0] += 1;
             if let Some(j) = cur_counts.at(counts, r) {
                 let slot = match t.resolve(input, counts.refs[j]) {
                     RECEIVED => 1,
@@ -463,8 +470,19 @@ impl Minutes {
                     REJECTED => 5,
                     _ => continue,
                 };
-                e[slot] += 1;
+                acc[slot] += 1;
             }
+        }
+        self.add(minute, &acc);
+    }
+
+    fn add(&mut self, minute: i64, acc: &[i64; 6]) {
+        if acc[0] == 0 {
+            return;
+        }
+        let e = self.counts.entry(minute).or_default();
+        for (a, b) in e.iter_mut().zip(acc) {
+            *a += b;
         }
     }
 
