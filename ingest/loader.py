@@ -19,7 +19,7 @@ from pathlib import Path
 import duckdb
 
 from ingest import archive as arc
-from ingest import derive, folder_state, maillog_lines, run_clock
+from ingest import derive, folder_state, maillog_lines, run_archives, run_clock
 from ingest.detect import Detection, detect
 from ingest.landing import delete_file_rows, ensure_schema, land_file, refresh_views
 from ingest.line_guard import ParserBug, TooManyBadValues, blamed_line
@@ -125,15 +125,10 @@ def scan_archive(archive: Path, db_path: Path, work_dir: Path) -> list[RunScan]:
                 ).fetchall():
                     known[fid] = sha
                     stats[fid] = (size, mt)
-    known_runs: set[str] = set()
+    known_runs: set[str] = set()  # this archive's runs on record (another archive's stay)
     if known:
         with duckdb.connect(str(db_path), read_only=True) as con:
-            known_runs = {
-                r[0]
-                for r in con.execute(
-                    "select run_key from raw.runs union select run_key from raw.files"
-                ).fetchall()
-            }
+            known_runs = run_archives.landed_by(con, archive)
 
     def sha_of(path: Path, rel: str) -> tuple[int, str]:
         fid = file_id_for(rel)
@@ -170,8 +165,12 @@ def ingest_archive(
     only: set[str] | None = None,
     lines_dir: Path | None = None,
     trust_stat: bool = True,
+    drop_gone: bool | None = None,
 ) -> IngestReport:
     """Ingest every run (or only the run keys in `only`) of an archive.
+
+    The runs this archive landed and no longer holds are removed (with `only`, only when
+    `drop_gone`: `ingest --new`); runs other archives landed in the same landing stay.
 
     A file whose size and mtime_ns are those recorded when it was last hashed is neither
     hashed nor sniffed again (its hash and format are on record); `trust_stat=False`
@@ -185,6 +184,7 @@ def ingest_archive(
         apply_limits(con)
         ensure_schema(con)
         folder_state.ensure(con)
+        run_archives.ensure(con)
         ledger = Ledgers.load(con, trust_stat)
         run_ids = assign_run_ids([i for i in items if isinstance(i, arc.RunFolder)], ledger)
         # the folders' states are trusted only with the stat shortcut, and not when maillogs
@@ -213,9 +213,12 @@ def ingest_archive(
                 for w in run.warnings:
                     if "already used" in w or w.startswith("run.toml fields"):  # unreadable: a file error
                         progress(f"    ! {w}")
-            if only is None:  # a full-archive ingest: what the archive no longer has goes
-                seen = {r.run_key for r in report.runs} | {p.path for p in report.problems}
-                report.dropped = drop_runs_not_in(con, seen)
+            held = {i.rel_path if isinstance(i, arc.BundleProblem) else i.run_key for i in items}
+            landed = {r.run_key for r in report.runs} | {p.path for p in report.problems}
+            run_archives.claim(con, archive, landed)
+            if only is None if drop_gone is None else drop_gone:
+                # what this archive landed and no longer holds goes; other archives' runs stay
+                report.dropped = drop_runs_not_in(con, held, archive)
                 for key in report.dropped:
                     progress(f"  - {key}: no longer in the archive; its rows were removed")
             # each landed maillog's messages and minutes, once per file version (ingest/derive.py)
@@ -228,19 +231,17 @@ def ingest_archive(
     return report
 
 
-def drop_runs_not_in(con, seen: set[str]) -> list[str]:
-    """Remove every run (and bundle problem) whose key is not in `seen`; returns their keys."""
-    known = {
-        r[0]
-        for r in con.execute("select run_key from raw.runs union select run_key from raw.files").fetchall()
-    }
-    gone = sorted(known - seen)
+def drop_runs_not_in(con, seen: set[str], archive: Path) -> list[str]:
+    """Remove every run (and bundle problem) `archive` landed whose key is not in `seen`;
+    returns their keys."""
+    gone = sorted(run_archives.landed_by(con, archive) - seen)
     for key in gone:
         con.execute("begin")
         rows = con.execute("select file_id, format from raw.files where run_key = ?", [key]).fetchall()
         for fid, fmt in rows:
             delete_file_rows(con, fid, fmt, every_table=False, view=False)
         folder_state.forget(con, key)
+        run_archives.forget(con, key)
         con.execute("delete from raw.files where run_key = ?", [key])
         con.execute("delete from raw.runs where run_key = ?", [key])
         con.execute("commit")

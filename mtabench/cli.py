@@ -35,10 +35,11 @@ def _ingest(args, paths: Paths) -> tuple[int, set[str]]:
         print(f"archive {archive} is not a folder", file=sys.stderr)
         return 2, set()
     only = set(args.run) if getattr(args, "run", None) else None
-    if getattr(args, "new", False):  # the Airflow task: scan and ingest in one process
-        found = _scan_for_ingest(archive, paths, as_json=getattr(args, "json", False))
+    new = getattr(args, "new", False)
+    if new:  # the Airflow task: scan and ingest in one process
+        found, removed = _scan_for_ingest(archive, paths, as_json=getattr(args, "json", False))
         only = found if only is None else found & only
-        if not only:  # nothing new: the landing DB is not even opened for writing
+        if not only and not removed:  # nothing new: the landing DB is not even opened for writing
             _progress("nothing new, changed or newly broken to ingest")
             return 0, set()
     _progress(f"ingest {archive} -> {paths.db}")
@@ -54,12 +55,18 @@ def _ingest(args, paths: Paths) -> tuple[int, set[str]]:
             only=only,
             lines_dir=paths.landing_dir if parquet else None,
             trust_stat=not getattr(args, "rehash", False),
+            drop_gone=True if new else None,  # a run moved out of the inbox leaves the landing
         )
     errors = report.errors
     _progress(
         f"  {len(report.runs)} runs, {len(report.files)} files, {len(errors)} file error(s); log: {log}"
     )
-    from mtabench.summary import landing_notes
+    for key in report.dropped:  # its archive no longer holds it: every row of it is gone
+        _progress(f"  removed {key}: no longer in {archive}")
+    from mtabench.summary import archive_notes, landing_notes
+
+    for line in archive_notes(paths.db):  # which archives share the landing
+        _progress(f"  {line}")
 
     for line in landing_notes(paths.db, archive):  # what was landed but not understood
         _progress(f"  {line}")
@@ -103,14 +110,15 @@ def _ingest(args, paths: Paths) -> tuple[int, set[str]]:
     return 0, {run.run_id for run in report.runs if any(f.status != "unchanged" for f in run.files)}
 
 
-def _scan_for_ingest(archive: Path, paths: Paths, as_json: bool) -> set[str]:
-    """The archive's new, changed and newly broken runs (what `scan` lists), printed per run."""
+def _scan_for_ingest(archive: Path, paths: Paths, as_json: bool) -> tuple[set[str], bool]:
+    """The archive's new, changed and newly broken runs (what `scan` lists), printed per run,
+    and whether a run it landed is gone from it."""
     from ingest.loader import scan_archive
 
     scans = scan_archive(archive, paths.db, paths.work_dir)
     # "scan" as the state's key: the Airflow task tells these lines from ingest's own by it
     _print_scans(scans, as_json, state_key="scan")
-    return {s.run_key for s in scans if s.to_ingest}
+    return {s.run_key for s in scans if s.to_ingest}, any(s.state == "removed" for s in scans)
 
 
 def _print_scans(scans, as_json: bool, state_key: str = "state") -> None:

@@ -153,3 +153,16 @@ def landing_notes(db: Path, archive: Path | None = None) -> list[str]:
         )
         out += [f"  {where(p)}: {k:,} line(s), first at line {ln}" for p, k, ln in other]
     return out
+
+
+def archive_notes(db: Path) -> list[str]:
+    """Which archives (source roots) the landing holds runs of, and how many each: an ingest
+    removes only its own archive's runs (ingest/run_archives.py)."""
+    from ingest import run_archives
+
+    with duckdb.connect(str(db), read_only=True) as con:
+        held = run_archives.held(con)
+    if not held:
+        return []
+    parts = [f"{a or 'archive not recorded'} ({n:,} run{'s' if n != 1 else ''})" for a, n in held]
+    return [f"landing holds {len(held)} archive(s): " + "; ".join(parts)]
