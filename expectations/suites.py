@@ -247,7 +247,10 @@ MARTS: list[Check] = [
                 "ExpectColumnValuesToBeBetween",
                 {"column": "retrievals_day_residual", "min_value": -1e-6, "max_value": 1e-6},
             ),
-            ("ExpectColumnValuesToBeInSet", {"column": "capacity_status", "value_set": ["ok", "short"]}),
+            (
+                "ExpectColumnValuesToBeInSet",
+                {"column": "capacity_status", "value_set": ["ok", "short", "partial"]},
+            ),
             ("ExpectColumnValuesToNotBeNull", {"column": "capacity_basis"}),
             (
                 "ExpectColumnValuesToBeInSet",
