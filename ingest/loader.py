@@ -19,7 +19,7 @@ from pathlib import Path
 import duckdb
 
 from ingest import archive as arc
-from ingest import derive, folder_state, maillog_lines, run_archives, run_clock
+from ingest import derive, folder_state, maillog_lines, run_archives, run_clock, settled
 from ingest.detect import Detection, detect
 from ingest.landing import delete_file_rows, ensure_schema, land_file, refresh_views
 from ingest.line_guard import ParserBug, TooManyBadValues, blamed_line
@@ -105,8 +105,18 @@ class RunScan:
         return self.state in ("new", "changed", "error")
 
 
-def scan_archive(archive: Path, db_path: Path, work_dir: Path) -> list[RunScan]:
-    """Which runs of the archive are new or changed against the landing DB (read-only)."""
+def _copying(archive: Path, item: arc.RunFolder | arc.BundleProblem, settle_s: float) -> bool:
+    """Still being dropped into the archive (ingest/settled.py): not ingested yet."""
+    if isinstance(item, arc.BundleProblem):
+        return not settled.bundle_whole(item.path, settle_s, readable=False)
+    if item.bundle:  # it unpacked: it reads to the end
+        return not settled.bundle_whole(archive / item.bundle.split("!")[0], settle_s, readable=True)
+    return not settled.folder_whole(item.path, [p for p, _ in item.files], settle_s)
+
+
+def scan_archive(archive: Path, db_path: Path, work_dir: Path, settle_s: float = 0.0) -> list[RunScan]:
+    """Which runs of the archive are new or changed against the landing DB (read-only).
+    With `settle_s`, a run changed in the last `settle_s` seconds is `copying`: not whole yet."""
     known: dict[int, str] = {}
     stats: dict[int, tuple[int | None, int | None]] = {}
     if db_path.exists():
@@ -138,6 +148,10 @@ def scan_archive(archive: Path, db_path: Path, work_dir: Path) -> list[RunScan]:
 
     out = []
     for item in arc.discover(archive, arc.extraction_dir(work_dir)):
+        if settle_s and _copying(archive, item, settle_s):
+            key = item.rel_path if isinstance(item, arc.BundleProblem) else item.run_key
+            out.append(RunScan(key, "copying", f"changed in the last {settle_s:g} s; ingested once whole"))
+            continue
         if isinstance(item, arc.BundleProblem):
             fid, sha = sha_of(item.path, item.rel_path)
             state = "unchanged" if known.get(fid) == sha else "error"
