@@ -120,7 +120,10 @@ def pipeline(tmp_path_factory):
     inbox, data, cli_data = root / "inbox", root / "data", root / "cli-data"
     shutil.copytree(SAMPLES, inbox)
     (inbox / BROKEN).write_bytes(truncated_bundle(SAMPLES / "runs" / "a-baseline-t5"))
-    env = airflow_env(root / "airflow_home", MTABENCH_INBOX=str(inbox), MTABENCH_DATA=str(data))
+    # a run copied in is whole after 1 s unchanged: each `dags test` starts well after that
+    env = airflow_env(
+        root / "airflow_home", MTABENCH_INBOX=str(inbox), MTABENCH_DATA=str(data), MTABENCH_INBOX_SETTLE_S="1"
+    )
 
     # the reference: the CLI on samples/, in its own data folder, while Airflow runs
     cli_env = {k: v for k, v in os.environ.items() if not k.startswith("MTABENCH")}
