@@ -230,8 +230,8 @@ def ingest_archive(
             held = {i.rel_path if isinstance(i, arc.BundleProblem) else i.run_key for i in items}
             landed = {r.run_key for r in report.runs} | {p.path for p in report.problems}
             run_archives.claim(con, archive, landed)
-            if only is None if drop_gone is None else drop_gone:
-                # what this archive landed and no longer holds goes; other archives' runs stay
+            # what this archive landed and no longer holds goes; other archives' runs stay
+            if drop_gone or (drop_gone is None and only is None):
                 report.dropped = drop_runs_not_in(con, held, archive)
                 for key in report.dropped:
                     progress(f"  - {key}: no longer in the archive; its rows were removed")
