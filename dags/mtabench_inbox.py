@@ -1,27 +1,42 @@
-"""mtabench_inbox: scheduled, idempotent ingestion of an archive inbox, publishing a serving file.
+"""mtabench_inbox: ingestion of an archive inbox as runs are dropped into it, publishing a serving file.
 
     ingest (scan the inbox, then every new/changed run, in one process; per run: a log line
             and an XCom entry)
          ─▶ dbt (Cosmos WATCHER: one `dbt build` in dbt_producer_watcher ─▶ one sensor per
                  model `<model>_run` (fails if the model or one of its tests failed) and per
                  seed `<seed>_seed`, each decided in the triggerer under the scheduler)
-         dbt_producer_watcher ─▶ validate (GX: landing and marts suites)
-                              ─▶ publish (atomic replace of the serving file)
+         dbt_producer_watcher ─▶ validate (GX: landing and marts suites; a run failing its own
+                                           checks is held back, the others pass)
+                              ─▶ publish (atomic replace of the serving file; held runs as
+                                          their status only)
+                              ─▶ problems (fails, naming them, if an input could not be read
+                                           or a run was held back: the rest is served)
+
+When it runs: the DAG starts unpaused. An inbox watcher (mtabench/airflow_inbox_watch.py: an
+AssetWatcher on the inbox Asset, polled in the triggerer) schedules a run as soon as a run
+dropped into the inbox is whole (a folder unchanged for MTABENCH_INBOX_SETTLE_S seconds, a
+bundle that also reads to the end: ingest/settled.py) or one is taken out; the cron schedule
+(MTABENCH_INBOX_SCHEDULE, default every 15 minutes) stays as a fallback. A run still being
+copied in is never ingested: the ingest skips it until it is whole.
 
 The order is the CLI's (`mtabench run`): ingest, build, validate, publish; one dbt process and one
 GX process per DAG run, so a DAG run costs about what the CLI costs (bench/airflow_bench.py).
 
 Paths come from the environment (defaults beside the repo): MTABENCH_INBOX (data/inbox),
 MTABENCH_DATA (data/), MTABENCH_DB, MTABENCH_SERVING_DB, MTABENCH_REPO, MTABENCH_VENV_BIN
-(the data venv's bin/, .venv/bin) and MTABENCH_INBOX_SCHEDULE (cron, or "none").
+(the data venv's bin/, .venv/bin), MTABENCH_INBOX_SCHEDULE (cron, or "none"),
+MTABENCH_INBOX_WATCH ("off": no watcher) and MTABENCH_INBOX_SETTLE_S (5).
 
 Every task that opens the DuckDB file runs in the 1-slot pool `mtabench_duckdb`, so no two
-ever overlap (the dbt sensors only read XCom). A failed expectation (CLI exit 3) fails its task
-at once without retry, and a failed dbt model or test fails the build and its sensor at once:
+ever overlap (the dbt sensors only read XCom). A check failed by one run's own rows holds that
+run back (mtabench/hold_back.py) and the others publish; a check across runs fails validate at
+once without retry, and a failed dbt model or test fails the build and its sensor at once:
 publishing does not run and the last good serving file stays; the landing stays unpublished,
 so the next DAG run builds and validates again. A corrupt bundle is recorded by ingest
-(raw.files status 'error' + message) and the rest still publishes. Nothing new in the inbox and
-nothing unpublished: `ingest` only reads the landing DB and is skipped, and so is the rest.
+(raw.files status 'error' + message), the rest still publishes and `problems` fails naming
+it. A run taken out of the inbox leaves the landing and the serving file; runs another archive
+landed in the same landing (`make run` on samples/) stay. Nothing new in the inbox and nothing
+unpublished: `ingest` only reads the landing DB and is skipped, and so is the rest.
 """
 
 from __future__ import annotations
@@ -54,6 +69,20 @@ S = at.Settings.from_env()
 LANDING = at.landing_asset(S)
 SERVING = at.serving_asset(S)
 
+
+def schedule():
+    """The watched inbox, or the cron schedule, or either, whichever comes first."""
+    if not S.watch:
+        return S.schedule
+    if S.schedule is None:
+        return [at.inbox_asset(S)]
+    from airflow.sdk import AssetOrTimeSchedule, CronTriggerTimetable
+
+    return AssetOrTimeSchedule(
+        timetable=CronTriggerTimetable(S.schedule, timezone="UTC"), assets=[at.inbox_asset(S)]
+    )
+
+
 DEFAULT_ARGS = {
     "owner": "mtabench",
     "retries": 2,
@@ -65,9 +94,10 @@ DEFAULT_ARGS = {
 
 @dag(
     dag_id="mtabench_inbox",
-    schedule=S.schedule,
+    schedule=schedule(),
     start_date=datetime(2026, 1, 1, tzinfo=UTC),
     catchup=False,
+    is_paused_upon_creation=False,  # a drop reaches the dashboards without a click in the UI
     max_active_runs=1,
     dagrun_timeout=timedelta(hours=2),
     default_args=DEFAULT_ARGS,
@@ -85,12 +115,20 @@ def mtabench_inbox():
         return outcomes  # empty: landing unpublished, nothing new: build, validate, publish again
 
     @task(pool=at.POOL)
-    def validate() -> None:
-        at.validate(S)  # both suites in one process (GX, when a check has failing rows, imported once)
+    def validate() -> dict[str, str]:
+        # both suites in one process (GX, when a check has failing rows, imported once); a run
+        # failing its own checks is held back and the others publish
+        return at.validate(S)
 
     @task(pool=at.POOL, outlets=[SERVING])
-    def publish() -> str:
-        return at.publish(S)
+    def publish(held: dict[str, str]) -> str:
+        return at.publish(S, held)
+
+    @task(retries=0)
+    def problems(outcomes: dict[str, dict], held: dict[str, str]) -> None:
+        # after the publish: a corrupt bundle or a held-back run fails this task, so the DAG run
+        # shows red, while every other run is already served
+        at.fail_on_problems(outcomes, held)
 
     # One `dbt build` (the producer, in the DuckDB pool, no retry: a failed build fails fast and
     # the next DAG run rebuilds) and one sensor per model showing what that build did to the model
@@ -123,8 +161,11 @@ def mtabench_inbox():
     # (which fails on a failed model or test), the sensors report beside it
     producer = watch_after_build(dbt)
 
-    ingest() >> dbt
-    producer >> validate() >> publish()
+    ingested = ingest()
+    ingested >> dbt
+    held = validate()
+    producer >> held
+    publish(held) >> problems(ingested, held)
 
 
 mtabench_inbox()

@@ -27,6 +27,7 @@ S = at.Settings.from_env()
     schedule=[at.serving_asset(S)],
     start_date=datetime(2026, 1, 1, tzinfo=UTC),
     catchup=False,
+    is_paused_upon_creation=False,
     max_active_runs=1,
     default_args={"owner": "mtabench", "retries": 1},
     tags=["mtabench"],

@@ -104,11 +104,19 @@ LANDING: list[Check] = [
         [
             ("ExpectColumnValuesToBeUnique", {"column": "run_id"}),
             ("ExpectColumnValuesToNotBeNull", {"column": "run_id"}),
+        ],
+    ),
+    # a run's own offset: judged per run, so a run.toml's bad timezone holds back that run only
+    Check(
+        "raw_runs_offsets",
+        "select run_id, utc_offset_minutes from raw.runs",
+        [
             (
                 "ExpectColumnValuesToBeBetween",
                 {"column": "utc_offset_minutes", "min_value": -720, "max_value": 840},
             ),
         ],
+        per_run="run_id",
     ),
     Check(
         "raw_postal_rows",
@@ -247,7 +255,10 @@ MARTS: list[Check] = [
                 "ExpectColumnValuesToBeBetween",
                 {"column": "retrievals_day_residual", "min_value": -1e-6, "max_value": 1e-6},
             ),
-            ("ExpectColumnValuesToBeInSet", {"column": "capacity_status", "value_set": ["ok", "short"]}),
+            (
+                "ExpectColumnValuesToBeInSet",
+                {"column": "capacity_status", "value_set": ["ok", "short", "partial"]},
+            ),
             ("ExpectColumnValuesToNotBeNull", {"column": "capacity_basis"}),
             (
                 "ExpectColumnValuesToBeInSet",

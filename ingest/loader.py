@@ -20,7 +20,7 @@ from pathlib import Path
 import duckdb
 
 from ingest import archive as arc
-from ingest import folder_state, maillog_lines, maillog_run, run_clock
+from ingest import folder_state, maillog_lines, maillog_run, run_archives, run_clock, settled
 from ingest.arrow_landing import _lit, execute_values, sql_value
 from ingest.detect import Detection, detect
 from ingest.landing import delete_file_rows, ensure_schema, land_file, refresh_views
@@ -105,8 +105,18 @@ class RunScan:
         return self.state in ("new", "changed", "error")
 
 
-def scan_archive(archive: Path, db_path: Path, work_dir: Path) -> list[RunScan]:
-    """Which runs of the archive are new or changed against the landing DB (read-only)."""
+def _copying(archive: Path, item: arc.RunFolder | arc.BundleProblem, settle_s: float) -> bool:
+    """Still being dropped into the archive (ingest/settled.py): not ingested yet."""
+    if isinstance(item, arc.BundleProblem):
+        return not settled.bundle_whole(item.path, settle_s, readable=False)
+    if item.bundle:  # it unpacked: it reads to the end
+        return not settled.bundle_whole(archive / item.bundle.split("!")[0], settle_s, readable=True)
+    return not settled.folder_whole(item.path, [p for p, _ in item.files], settle_s)
+
+
+def scan_archive(archive: Path, db_path: Path, work_dir: Path, settle_s: float = 0.0) -> list[RunScan]:
+    """Which runs of the archive are new or changed against the landing DB (read-only).
+    With `settle_s`, a run changed in the last `settle_s` seconds is `copying`: not whole yet."""
     known: dict[int, str] = {}
     stats: dict[int, tuple[int | None, int | None]] = {}
     if db_path.exists():
@@ -125,15 +135,10 @@ def scan_archive(archive: Path, db_path: Path, work_dir: Path) -> list[RunScan]:
                 ).fetchall():
                     known[fid] = sha
                     stats[fid] = (size, mt)
-    known_runs: set[str] = set()
+    known_runs: set[str] = set()  # this archive's runs on record (another archive's stay)
     if known:
         with duckdb.connect(str(db_path), read_only=True) as con:
-            known_runs = {
-                r[0]
-                for r in con.execute(
-                    "select run_key from raw.runs union select run_key from raw.files"
-                ).fetchall()
-            }
+            known_runs = run_archives.landed_by(con, archive)
 
     def sha_of(path: Path, rel: str) -> tuple[int, str]:
         fid = file_id_for(rel)
@@ -143,6 +148,10 @@ def scan_archive(archive: Path, db_path: Path, work_dir: Path) -> list[RunScan]:
 
     out = []
     for item in arc.discover(archive, arc.extraction_dir(work_dir)):
+        if settle_s and _copying(archive, item, settle_s):
+            key = item.rel_path if isinstance(item, arc.BundleProblem) else item.run_key
+            out.append(RunScan(key, "copying", f"changed in the last {settle_s:g} s; ingested once whole"))
+            continue
         if isinstance(item, arc.BundleProblem):
             fid, sha = sha_of(item.path, item.rel_path)
             state = "unchanged" if known.get(fid) == sha else "error"
@@ -170,8 +179,12 @@ def ingest_archive(
     only: set[str] | None = None,
     lines_dir: Path | None = None,
     trust_stat: bool = True,
+    drop_gone: bool | None = None,
 ) -> IngestReport:
     """Ingest every run (or only the run keys in `only`) of an archive.
+
+    The runs this archive landed and no longer holds are removed (with `only`, only when
+    `drop_gone`: `ingest --new`); runs other archives landed in the same landing stay.
 
     A file whose size and mtime_ns are those recorded when it was last hashed is neither
     hashed nor sniffed again (its hash and format are on record); `trust_stat=False`
@@ -185,6 +198,7 @@ def ingest_archive(
         apply_limits(con)
         ensure_schema(con)
         folder_state.ensure(con)
+        run_archives.ensure(con)
         ledger = Ledgers.load(con, trust_stat)
         run_ids = assign_run_ids([i for i in items if isinstance(i, arc.RunFolder)], ledger)
         # the folders' states are trusted only with the stat shortcut, and not when maillogs
@@ -213,9 +227,12 @@ def ingest_archive(
                 for w in run.warnings:
                     if "already used" in w or w.startswith("run.toml fields"):  # unreadable: a file error
                         progress(f"    ! {w}")
-            if only is None:  # a full-archive ingest: what the archive no longer has goes
-                seen = {r.run_key for r in report.runs} | {p.path for p in report.problems}
-                report.dropped = drop_runs_not_in(con, seen)
+            held = {i.rel_path if isinstance(i, arc.BundleProblem) else i.run_key for i in items}
+            landed = {r.run_key for r in report.runs} | {p.path for p in report.problems}
+            run_archives.claim(con, archive, landed)
+            # what this archive landed and no longer holds goes; other archives' runs stay
+            if drop_gone or (drop_gone is None and only is None):
+                report.dropped = drop_runs_not_in(con, held, archive)
                 for key in report.dropped:
                     progress(f"  - {key}: no longer in the archive; its rows were removed")
         finally:
@@ -224,19 +241,17 @@ def ingest_archive(
     return report
 
 
-def drop_runs_not_in(con, seen: set[str]) -> list[str]:
-    """Remove every run (and bundle problem) whose key is not in `seen`; returns their keys."""
-    known = {
-        r[0]
-        for r in con.execute("select run_key from raw.runs union select run_key from raw.files").fetchall()
-    }
-    gone = sorted(known - seen)
+def drop_runs_not_in(con, seen: set[str], archive: Path) -> list[str]:
+    """Remove every run (and bundle problem) `archive` landed whose key is not in `seen`;
+    returns their keys."""
+    gone = sorted(run_archives.landed_by(con, archive) - seen)
     for key in gone:
         con.execute("begin")
         rows = con.execute(f"select file_id, format from raw.files where run_key = {_lit(key)}").fetchall()
         for fid, fmt in rows:
             delete_file_rows(con, fid, fmt, every_table=False, view=False)
         folder_state.forget(con, key)
+        run_archives.forget(con, key)
         con.execute(f"delete from raw.files where run_key = {_lit(key)}")
         con.execute(f"delete from raw.runs where run_key = {_lit(key)}")
         con.execute("commit")

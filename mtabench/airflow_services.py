@@ -70,8 +70,9 @@ class AirflowServices:
             cmd = ["bash", str(REPO / "scripts" / "airflow_services.sh"), action]
             subprocess.run(cmd, env=self.env, cwd=REPO, stdout=out, stderr=subprocess.STDOUT, check=check)
 
-    def start(self, dag_id: str, timeout: float = 300) -> float:
-        """Start the services, log in, wait until `dag_id` is parsed, unpause it; seconds taken."""
+    def start(self, dag_id: str, timeout: float = 300, unpause: bool = True) -> float:
+        """Start the services, log in, wait until `dag_id` is parsed, unpause it (the DAGs start
+        unpaused: `unpause=False` leaves that to them); seconds taken."""
         t0 = time.monotonic()
         self._script("start", check=True)
         body = {
@@ -80,7 +81,8 @@ class AirflowServices:
         }
         self.token = self.call("POST", "/auth/token", body)["access_token"]
         self.wait(lambda: self.call("GET", f"/api/v2/dags/{dag_id}"), timeout, f"{dag_id} parsed")
-        self.call("PATCH", f"/api/v2/dags/{dag_id}", {"is_paused": False})
+        if unpause:
+            self.call("PATCH", f"/api/v2/dags/{dag_id}", {"is_paused": False})
         return time.monotonic() - t0
 
     def stop(self) -> None:
@@ -123,6 +125,24 @@ class AirflowServices:
         run = self.wait(done, timeout, f"DAG run {run['dag_run_id']}", every=0.2)
         wall = time.monotonic() - t0
         return DagRun(run, self.task_instances(dag_id, run["dag_run_id"]), wall)
+
+    def dag_runs(self, dag_id: str) -> dict[str, dict[str, Any]]:
+        """Every run of `dag_id` by its run id."""
+        runs = self.call("GET", f"/api/v2/dags/{dag_id}/dagRuns?limit=100")["dag_runs"]
+        return {r["dag_run_id"]: r for r in runs}
+
+    def next_run(self, dag_id: str, known: set[str], timeout: float = 1800) -> DagRun:
+        """Wait for a run of `dag_id` not in `known` (one the scheduler started on its own: the
+        inbox watcher's, or the cron's) to end; returns it."""
+        t0 = time.monotonic()
+
+        def ended() -> dict | None:
+            new = [r for k, r in self.dag_runs(dag_id).items() if k not in known]
+            first = min(new, key=lambda r: r["queued_at"] or r["run_after"], default=None)
+            return first if first and first["state"] in FINISHED else None
+
+        run = self.wait(ended, timeout, f"a new run of {dag_id}", every=0.2)
+        return DagRun(run, self.task_instances(dag_id, run["dag_run_id"]), time.monotonic() - t0)
 
     def clear_task(self, dag_id: str, run_id: str, task_id: str, timeout: float = 600) -> dict[str, Any]:
         """Clear one task of a finished run (as the UI's Clear does) and wait for its new try to end."""

@@ -22,6 +22,7 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
+from ingest.settled import settle_from_env
 from mtabench.dbt_code import ENV as CODE_HASH_ENV
 from mtabench.dbt_code import code_hash
 
@@ -45,6 +46,8 @@ class Settings:
     db: Path
     serving: Path
     schedule: str | None
+    watch: bool = True  # the inbox watcher starts a DAG run when a run is dropped in whole
+    settle_s: float = 5.0  # a run unchanged this long is whole (ingest/settled.py)
 
     @classmethod
     def from_env(cls, env: dict[str, str] | None = None) -> Settings:
@@ -52,6 +55,7 @@ class Settings:
         repo = Path(env.get("MTABENCH_REPO") or REPO).resolve()
         data = Path(env.get("MTABENCH_DATA") or repo / "data").resolve()
         schedule = env.get("MTABENCH_INBOX_SCHEDULE", DEFAULT_SCHEDULE).strip()
+        off = ("", "none", "null", "off", "0", "false", "no")
         return cls(
             repo=repo,
             inbox=Path(env.get("MTABENCH_INBOX") or data / "inbox").resolve(),
@@ -59,7 +63,9 @@ class Settings:
             venv_bin=Path(env.get("MTABENCH_VENV_BIN") or repo / ".venv" / "bin"),
             db=Path(env.get("MTABENCH_DB") or data / "mtabench.duckdb").resolve(),
             serving=Path(env.get("MTABENCH_SERVING_DB") or data / "serving" / "mtabench.duckdb").resolve(),
-            schedule=None if schedule.lower() in ("", "none", "null", "off") else schedule,
+            schedule=None if schedule.lower() in off else schedule,
+            watch=env.get("MTABENCH_INBOX_WATCH", "on").strip().lower() not in off,
+            settle_s=settle_from_env(env),
         )
 
     @property
@@ -157,7 +163,8 @@ def ingest_new(settings: Settings) -> dict[str, dict]:
     per scanned run, a line per ingested run, and the returned XCom maps every ingested run key
     to its outcome. Nothing new: the landing DB is only read, and the result is empty."""
     settings.inbox.mkdir(parents=True, exist_ok=True)
-    out = run_cli(settings, "ingest", str(settings.inbox), "--new", "--json")
+    settle = f"{settings.settle_s:g}"  # a run still being copied in waits (ingest/settled.py)
+    out = run_cli(settings, "ingest", str(settings.inbox), "--new", "--settle", settle, "--json")
     scans, outcomes = [], {}
     for line in out.splitlines():
         if line.startswith("{"):
@@ -184,14 +191,38 @@ def ingest_new(settings: Settings) -> dict[str, dict]:
     return outcomes
 
 
-def validate(settings: Settings, suite: str | None = None) -> None:
-    """Run one expectation suite, or every suite (landing and marts) in one process."""
-    run_cli(settings, "validate", *(("--suite", suite) if suite else ()))
+def validate(settings: Settings, suite: str | None = None) -> dict[str, str]:
+    """Run one expectation suite, or every suite (landing and marts) in one process. A run
+    failing its own checks is held back, as `mtabench run` does (mtabench/hold_back.py), so
+    the others still publish; returns folder run id -> why it was held back."""
+    out = run_cli(settings, "validate", "--hold-back", *(("--suite", suite) if suite else ()))
+    held = next((json.loads(ln)["held"] for ln in out.splitlines() if ln.startswith('{"held"')), {})
+    for run_id, reason in sorted(held.items()):
+        log.warning("%s: %s; not published", run_id, reason)
+    return held
 
 
-def publish(settings: Settings) -> str:
-    run_cli(settings, "publish")
+def publish(settings: Settings, held: dict[str, str] | None = None) -> str:
+    """Publish the serving file; held runs are published as their status only."""
+    run_cli(settings, "publish", *(("--held", json.dumps(held)) if held else ()))
     return str(settings.serving)
+
+
+def problems(outcomes: dict[str, dict] | None, held: dict[str, str] | None) -> list[str]:
+    """What this DAG run could not publish whole: each input that failed to load (a corrupt
+    bundle, an unreadable file) and each run held back."""
+    out = [err for _, o in sorted((outcomes or {}).items()) for err in o.get("errors", [])]  # "path: why"
+    out += [f"{run_id}: {reason}; not published" for run_id, reason in sorted((held or {}).items())]
+    return out
+
+
+def fail_on_problems(outcomes: dict[str, dict] | None, held: dict[str, str] | None) -> None:
+    """After the rest published: fail, naming each problem, so the DAG run shows red."""
+    found = problems(outcomes, held)
+    for p in found:
+        log.error("%s", p)
+    if found:
+        raise _fail_fast(f"{len(found)} problem(s); the rest was published:\n" + "\n".join(found))
 
 
 def serving_report(settings: Settings) -> dict:
@@ -226,6 +257,22 @@ def landing_asset(settings: Settings):
     from airflow.sdk import Asset
 
     return Asset(uri=settings.db.as_uri(), group="mtabench", extra={"role": "landing", "format": "duckdb"})
+
+
+def inbox_asset(settings: Settings):
+    """The inbox, watched (mtabench/airflow_inbox_watch.py): an event each time a run dropped
+    into it is whole, or one is taken out, schedules mtabench_inbox at once."""
+    from airflow.sdk import Asset, AssetWatcher
+
+    from mtabench.airflow_inbox_watch import InboxTrigger
+
+    trigger = InboxTrigger(inbox=str(settings.inbox), settle_s=settings.settle_s)
+    return Asset(
+        uri=settings.inbox.as_uri(),
+        group="mtabench",
+        extra={"role": "inbox"},
+        watchers=[AssetWatcher(name="mtabench_inbox_watcher", trigger=trigger)],
+    )
 
 
 def serving_asset(settings: Settings):

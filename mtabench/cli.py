@@ -35,10 +35,12 @@ def _ingest(args, paths: Paths) -> tuple[int, set[str]]:
         print(f"archive {archive} is not a folder", file=sys.stderr)
         return 2, set()
     only = set(args.run) if getattr(args, "run", None) else None
-    if getattr(args, "new", False):  # the Airflow task: scan and ingest in one process
-        found = _scan_for_ingest(archive, paths, as_json=getattr(args, "json", False))
+    new = getattr(args, "new", False)
+    if new:  # the Airflow task: scan and ingest in one process
+        settle = getattr(args, "settle", 0.0) or 0.0
+        found, removed = _scan_for_ingest(archive, paths, getattr(args, "json", False), settle)
         only = found if only is None else found & only
-        if not only:  # nothing new: the landing DB is not even opened for writing
+        if not only and not removed:  # nothing new: the landing DB is not even opened for writing
             _progress("nothing new, changed or newly broken to ingest")
             return 0, set()
     _progress(f"ingest {archive} -> {paths.db}")
@@ -54,12 +56,18 @@ def _ingest(args, paths: Paths) -> tuple[int, set[str]]:
             only=only,
             lines_dir=paths.landing_dir if parquet else None,
             trust_stat=not getattr(args, "rehash", False),
+            drop_gone=True if new else None,  # a run moved out of the inbox leaves the landing
         )
     errors = report.errors
     _progress(
         f"  {len(report.runs)} runs, {len(report.files)} files, {len(errors)} file error(s); log: {log}"
     )
-    from mtabench.summary import landing_notes
+    for key in report.dropped:  # its archive no longer holds it: every row of it is gone
+        _progress(f"  removed {key}: no longer in {archive}")
+    from mtabench.summary import archive_notes, landing_notes
+
+    for line in archive_notes(paths.db):  # which archives share the landing
+        _progress(f"  {line}")
 
     for line in landing_notes(paths.db, archive):  # what was landed but not understood
         _progress(f"  {line}")
@@ -103,14 +111,18 @@ def _ingest(args, paths: Paths) -> tuple[int, set[str]]:
     return 0, {run.run_id for run in report.runs if any(f.status != "unchanged" for f in run.files)}
 
 
-def _scan_for_ingest(archive: Path, paths: Paths, as_json: bool) -> set[str]:
-    """The archive's new, changed and newly broken runs (what `scan` lists), printed per run."""
+def _scan_for_ingest(
+    archive: Path, paths: Paths, as_json: bool, settle: float = 0.0
+) -> tuple[set[str], bool]:
+    """The archive's new, changed and newly broken runs (what `scan` lists), printed per run,
+    and whether a run it landed is gone from it. `settle`: a run changed in the last `settle`
+    seconds is still being copied in, and waits."""
     from ingest.loader import scan_archive
 
-    scans = scan_archive(archive, paths.db, paths.work_dir)
+    scans = scan_archive(archive, paths.db, paths.work_dir, settle_s=settle)
     # "scan" as the state's key: the Airflow task tells these lines from ingest's own by it
     _print_scans(scans, as_json, state_key="scan")
-    return {s.run_key for s in scans if s.to_ingest}
+    return {s.run_key for s in scans if s.to_ingest}, any(s.state == "removed" for s in scans)
 
 
 def _print_scans(scans, as_json: bool, state_key: str = "state") -> None:
@@ -135,7 +147,15 @@ def cmd_scan(args, paths: Paths) -> int:
 def cmd_publish(args, paths: Paths) -> int:
     from mtabench.publish import publish_report
 
-    _progress(publish_report(paths.db, paths.serving_db, full=getattr(args, "full", False)).summary())
+    held = json.loads(args.held) if getattr(args, "held", None) else None
+    if held is not None and not isinstance(held, dict):
+        print("publish: --held takes a JSON object (run id -> reason)", file=sys.stderr)
+        return 2
+    _progress(
+        publish_report(paths.db, paths.serving_db, full=getattr(args, "full", False), held=held).summary()
+    )
+    for run_id, reason in sorted((held or {}).items()):
+        _progress(f"  ! {run_id}: {reason}; not published")
     return 0
 
 
@@ -179,6 +199,11 @@ def cmd_docs(args, paths: Paths) -> int:
 
 def cmd_validate(args, paths: Paths) -> int:
     from mtabench.validate import validate
+
+    if getattr(args, "hold_back", False):  # the Airflow task: the held runs go to publish
+        held = _validate_holding_back(args, paths)
+        print(json.dumps({"held": held}), flush=True)
+        return 0
 
     _progress("validate (Great Expectations)")
     # per-run checks read only the runs not validated yet at their current state
@@ -423,6 +448,14 @@ def build_parser() -> argparse.ArgumentParser:
     ing.add_argument(
         "--new", action="store_true", help="scan first; ingest only new, changed or newly broken runs"
     )
+    ing.add_argument(
+        "--settle",
+        type=float,
+        default=0.0,
+        metavar="SECONDS",
+        help="with --new: a run (folder or bundle) changed in the last SECONDS is still being copied; "
+        "it waits for a later ingest",
+    )
     sc = add("scan", cmd_scan, "list the archive's runs as new / changed / unchanged / error", archive=True)
     sc.add_argument("--json", action="store_true", help="one JSON object per run")
     pub = add("publish", cmd_publish, "copy the DuckDB file atomically to the serving path")
@@ -432,12 +465,22 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="write every table anew (default: update a copy of the previous serving file)",
     )
+    pub.add_argument(
+        "--held",
+        metavar="JSON",
+        help="runs held back by `validate --hold-back` (its JSON object): published as their status only",
+    )
     bld = add("build", cmd_build, "dbt build (staging models, marts, tests)")
     bld.add_argument("--full-refresh", action="store_true", help=full_refresh_help)
     add("docs", cmd_docs, "dbt docs generate")
     v = add("validate", cmd_validate, "run the Great Expectations suites")
     v.add_argument("--suite", action="append", choices=["landing", "marts"])
     v.add_argument("--all-runs", action="store_true", help=all_runs_help)
+    v.add_argument(
+        "--hold-back",
+        action="store_true",
+        help="hold back a run failing its own checks (as `run` does); print the held runs as JSON",
+    )
     cmp_ = add("compare", cmd_compare, "ministat-style comparison of runs (full-minute throughput) or series")
     cmp_.add_argument("sets", nargs="+", metavar="SET", help="run_id, sample series name, or file of numbers")
     cmp_.add_argument(

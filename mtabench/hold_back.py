@@ -28,7 +28,10 @@ def validate_holding_back(validate: Callable[[set[str]], object]) -> dict[str, s
             validate(set(held))
             return held
         except ValidationFailed as exc:
-            blamed = {r: f for f in exc.failures for r in f.runs}
+            blamed: dict = {}
+            for f in exc.failures:  # the first failure names the reason (landing before marts)
+                for r in f.runs:
+                    blamed.setdefault(r, f)
             if any(not f.per_run or not f.runs for f in exc.failures) or not set(blamed) - set(held):
                 raise
             for run, failure in blamed.items():

@@ -30,9 +30,9 @@ def summary_rows(db: Path) -> list[dict]:
         )
         names = [c[0] for c in cur.description]
         rows = [dict(zip(names, row, strict=True)) for row in cur.fetchall()]
-    for r in rows:  # a run too short for a per-minute rate is not extrapolated to a day
-        if r["capacity_status"] == "short":
-            r["sustainable_msgs_per_day"] = "short"
+    for r in rows:  # a run too short, or with damaged load output, is not extrapolated to a day
+        if r["capacity_status"] in ("short", "partial"):
+            r["sustainable_msgs_per_day"] = r["capacity_status"]
     return rows
 
 
@@ -88,7 +88,8 @@ def notes(db: Path, run_ids: set[str] | None = None) -> list[str]:
         rows = con.execute(
             """select r.run_id, r.status, r.status_reason, w.run_key, w.manifest_error,
                       w.has_manifest, w.inferred,
-                      case when d.capacity_status = 'short' then d.capacity_basis end as short_basis
+                      case when d.capacity_status in ('short', 'partial')
+                           then d.capacity_basis end as short_basis
                from main.runs r
                left join raw.runs w on w.run_id = regexp_replace(r.run_id, '#[0-9]+$', '')
                left join main.daily_capacity d on d.run_id = r.run_id
@@ -153,3 +154,16 @@ def landing_notes(db: Path, archive: Path | None = None) -> list[str]:
         )
         out += [f"  {where(p)}: {k:,} line(s), first at line {ln}" for p, k, ln in other]
     return out
+
+
+def archive_notes(db: Path) -> list[str]:
+    """Which archives (source roots) the landing holds runs of, and how many each: an ingest
+    removes only its own archive's runs (ingest/run_archives.py)."""
+    from ingest import run_archives
+
+    with duckdb.connect(str(db), read_only=True) as con:
+        held = run_archives.held(con)
+    if not held:
+        return []
+    parts = [f"{a or 'archive not recorded'} ({n:,} run{'s' if n != 1 else ''})" for a, n in held]
+    return [f"landing holds {len(held)} archive(s): " + "; ".join(parts)]

@@ -2,10 +2,12 @@
 
 Real Airflow 3 (envs/airflow), real Cosmos + dbt, real GX, no mocks. One module-scoped DAG run
 ingests samples/ plus a truncated bundle; its published serving file must hold, per run, the
-same mart rows as `mtabench run` on samples/ in a separate data folder (run concurrently). A
-second DAG run gets a run whose manifest says timezone "+15:00" (real input: the manifest
-parser accepts any ±HH:MM offset, the landing suite allows -12:00..+14:00): validate must fail
-at once, naming the expectation, without retries, and leave the serving file byte-identical.
+same mart rows as `mtabench run` on samples/ in a separate data folder (run concurrently), and
+its last task (`problems`) fails naming the bundle. A later DAG run gets a run whose manifest
+says timezone "+15:00" (real input: the manifest parser accepts any ±HH:MM offset, the landing
+suite allows -12:00..+14:00) beside a good new run: the bad run is held back, the good one
+publishes, `problems` names the held run; moved out of the inbox, the bad run leaves the
+landing and the serving file and the next DAG run is green.
 Ingest runs once per DAG run too (one task, one XCom entry per run key). dbt runs once per DAG
 run (Cosmos WATCHER: one `dbt build` in the producer task, one sensor per model that also answers
 for the model's tests); a failed dbt test fails the DAG at the build, shows on its model's
@@ -118,7 +120,10 @@ def pipeline(tmp_path_factory):
     inbox, data, cli_data = root / "inbox", root / "data", root / "cli-data"
     shutil.copytree(SAMPLES, inbox)
     (inbox / BROKEN).write_bytes(truncated_bundle(SAMPLES / "runs" / "a-baseline-t5"))
-    env = airflow_env(root / "airflow_home", MTABENCH_INBOX=str(inbox), MTABENCH_DATA=str(data))
+    # a run copied in is whole after 1 s unchanged: each `dags test` starts well after that
+    env = airflow_env(
+        root / "airflow_home", MTABENCH_INBOX=str(inbox), MTABENCH_DATA=str(data), MTABENCH_INBOX_SETTLE_S="1"
+    )
 
     # the reference: the CLI on samples/, in its own data folder, while Airflow runs
     cli_env = {k: v for k, v in os.environ.items() if not k.startswith("MTABENCH")}
@@ -134,7 +139,10 @@ def pipeline(tmp_path_factory):
     rc, out = dags_test(env, "mtabench_inbox", root / "dags-test-1.log")
     cli_out, _ = cli.communicate(timeout=600)
     assert cli.returncode == 0, cli_out[-3000:]
-    assert rc == 0, f"dags test failed (log {root / 'dags-test-1.log'}):\n{out[-6000:]}"
+    states = task_states(env, "mtabench_inbox")
+    # the truncated bundle fails the last task, after the rest published
+    assert rc != 0 and states["problems"][0] == "failed", f"log {root / 'dags-test-1.log'}:\n{out[-6000:]}"
+    assert states["publish"][0] == "success", f"log {root / 'dags-test-1.log'}:\n{out[-6000:]}"
     return {
         "root": root,
         "env": env,
@@ -154,6 +162,7 @@ def test_published_marts_match_cli_per_run(pipeline):
 
 def test_every_task_ran_once(pipeline):
     states = task_states(pipeline["env"], "mtabench_inbox")
+    assert states.pop("problems") == ("failed", 1)  # the truncated bundle (next test)
     assert all(s == "success" for s, _ in states.values()), states
     assert all(n == 1 for _, n in states.values()), "some task needed a retry"
     # one ingest task for every run: one XCom entry per run key, and one for the broken bundle
@@ -196,6 +205,9 @@ def test_corrupt_bundle_recorded_and_rest_published(pipeline):
         ).fetchone()
     assert status == "error"
     assert message, "no reason recorded"
+    # the DAG run is not green: its last task failed, naming the bundle and why
+    log = (pipeline["root"] / "dags-test-1.log").read_text()
+    assert "1 problem(s); the rest was published" in log and f"{BROKEN}: {message}" in log, log[-4000:]
 
 
 def test_rescan_finds_nothing_and_short_circuits(pipeline):
@@ -246,22 +258,48 @@ def test_failed_dbt_test_fails_the_build_and_keeps_serving_file(pipeline):
             con.execute("update raw.files set status = ? where file_id = ?", [status, file_id])
 
 
-def test_failed_expectation_fails_fast_and_keeps_serving_file(pipeline):
-    serving = pipeline["serving"]
-    before = sha(serving)
-    bad = pipeline["inbox"] / "runs" / "z-timezone-typo"
-    shutil.copytree(SAMPLES / "runs" / "a-baseline-t5", bad)
-    manifest = (bad / "run.toml").read_text()
-    manifest = manifest.replace('run_id = "a-baseline-t5"', 'run_id = "z-timezone-typo"')
-    (bad / "run.toml").write_text('timezone = "+15:00"\n' + manifest)
+def served(serving: Path) -> tuple[dict[str, str], set[str]]:
+    with duckdb.connect(str(serving), read_only=True) as con:
+        status = dict(con.execute("select run_id, status from main.runs").fetchall())
+        minutes = {r[0] for r in con.execute("select distinct run_id from main.minutes").fetchall()}
+    return status, minutes
+
+
+def test_bad_run_is_held_back_and_leaves_when_taken_out(pipeline):
+    """One bad run never stops the others: held back, the good new run publishes; taken out
+    of the inbox, every row of it leaves the landing and the serving file."""
+    inbox, serving, landing = pipeline["inbox"], pipeline["serving"], pipeline["data"] / "mtabench.duckdb"
+    base = SAMPLES / "runs" / "a-baseline-t5"
+    manifest = (base / "run.toml").read_text()
+    bad, good = inbox / "runs" / "z-timezone-typo", inbox / "runs" / "z-good-new"
+    shutil.copytree(base, bad)
+    (bad / "run.toml").write_text(
+        'timezone = "+15:00"\n' + manifest.replace('run_id = "a-baseline-t5"', 'run_id = "z-timezone-typo"')
+    )
+    shutil.copytree(base, good)
+    (good / "run.toml").write_text(manifest.replace('run_id = "a-baseline-t5"', 'run_id = "z-good-new"'))
 
     rc, out = dags_test(pipeline["env"], "mtabench_inbox", pipeline["root"] / "dags-test-3.log")
-    assert rc != 0
-    failure = "[landing] raw_runs: expect_column_values_to_be_between(column='utc_offset_minutes'"
-    assert failure in out, out[-6000:]
     states = task_states(pipeline["env"], "mtabench_inbox")
-    assert states["ingest"][0] == "success"
-    assert states["dbt.dbt_producer_watcher"][0] == "success", "the build after a failed one"
-    assert states["validate"] == ("failed", 1), "a failed expectation must not be retried"
-    assert states["publish"][0] == "upstream_failed"
-    assert sha(serving) == before, "the serving file changed after a failed validation"
+    assert rc != 0 and states["problems"] == ("failed", 1), out[-6000:]
+    assert "expect_column_values_to_be_between(column='utc_offset_minutes'" in out, out[-6000:]
+    assert "z-timezone-typo: held back: [landing] raw_runs_offsets" in out, out[-6000:]
+    for task in ("ingest", "dbt.dbt_producer_watcher", "validate", "publish"):
+        assert states[task] == ("success", 1), (task, states[task])
+    status, minutes = served(serving)
+    assert status["z-timezone-typo"] == "held" and "z-timezone-typo" not in minutes
+    assert status["z-good-new"] == "ok" and "z-good-new" in minutes
+
+    shutil.move(bad, pipeline["root"] / "z-timezone-typo")  # taken out of the inbox
+    rc, out = dags_test(pipeline["env"], "mtabench_inbox", pipeline["root"] / "dags-test-4.log")
+    states = task_states(pipeline["env"], "mtabench_inbox")
+    assert rc == 0, out[-6000:]
+    assert all(s == "success" for s, _ in states.values()), states
+    status, minutes = served(serving)
+    assert "z-timezone-typo" not in status and "z-good-new" in minutes
+    with duckdb.connect(str(landing), read_only=True) as con:
+        left = con.execute(
+            "select (select count(*) from raw.runs where run_key = 'runs/z-timezone-typo'),"
+            " (select count(*) from raw.files where run_key = 'runs/z-timezone-typo')"
+        ).fetchone()
+    assert left == (0, 0)

@@ -116,7 +116,8 @@ def services(tmp_path_factory):
         MTABENCH_AIRFLOW_PASSWORD=secrets.token_urlsafe(16),
         MTABENCH_INBOX=str(inbox),
         MTABENCH_DATA=str(root / "data"),
-        MTABENCH_INBOX_SCHEDULE="none",  # only the run this test triggers
+        MTABENCH_INBOX_SCHEDULE="none",  # only the run this test triggers:
+        MTABENCH_INBOX_WATCH="off",  # no cron, no inbox watcher
     )
     home = Path(env["MTABENCH_AIRFLOW_HOME"])
     start = subprocess.run(["bash", str(SERVICES), "start"], env=env, capture_output=True, text=True)

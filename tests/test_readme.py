@@ -12,8 +12,6 @@ the README needs a way to be run here:
 - `uv run mtabench run archive`, `uv run mtabench compare A B`: run for real on an archive laid
   out as the README shows, two sample runs renamed to the README's run ids;
 - `uv run duckdb -readonly <serving file>`: the duckdb binary on the samples' serving file;
-- `scripts/airflow_env.sh airflow dags unpause X`: run on a fresh Airflow metadata DB with
-  dags/ serialized into it; X must then be unpaused.
 
 The README's SQL runs statement by statement on the samples' serving file, each giving rows;
 its run.toml parses with no field left out; its links point at files that exist.
@@ -21,7 +19,6 @@ its run.toml parses with no field left out; its links point at files that exist.
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import shlex
@@ -66,8 +63,6 @@ def _kind(args: list[str]) -> str:
         return f"mtabench {args[3]}"
     if args[:3] == ["uv", "run", "duckdb"]:
         return "duckdb"
-    if args[:4] == ["scripts/airflow_env.sh", "airflow", "dags", "unpause"]:
-        return "unpause"
     return "unknown"
 
 
@@ -145,26 +140,6 @@ def test_duckdb_command_opens_the_serving_file(built_db, data_dir):
         assert p.returncode == 0 and p.stdout.strip() == "true", p.stderr
 
 
-def test_unpause_commands_run_against_a_fresh_airflow(tmp_path):
-    lines = [a for a in COMMANDS if _kind(a) == "unpause"]
-    assert lines
-    for args in lines:
-        assert len(args) == 5 and args[4] in DAG_IDS, args  # Airflow 3.3: one dag id per call
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("AIRFLOW", "VIRTUAL_ENV", "MTABENCH"))}
-    env.update(MTABENCH_AIRFLOW_HOME=str(tmp_path / "airflow"), MTABENCH_DATA=str(tmp_path / "data"))
-    airflow = [str(REPO / "scripts" / "airflow_env.sh"), "airflow"]
-    p = _run([*airflow, "dags", "reserialize"], env=env, timeout=900)  # the dag-processor's job
-    assert p.returncode == 0, p.stdout[-2000:] + p.stderr[-2000:]
-    for args in lines:
-        p = _run(args, env=env, timeout=300)
-        assert p.returncode == 0, shlex.join(args) + "\n" + p.stdout[-2000:] + p.stderr[-2000:]
-    p = _run([*airflow, "dags", "list", "-o", "json"], env=env, timeout=300)
-    listing = next((line for line in p.stdout.splitlines() if line.startswith("[{")), None)
-    assert listing, p.stdout[-2000:] + p.stderr[-2000:]  # Airflow's warnings share stdout with the JSON
-    paused = {d["dag_id"]: str(d["is_paused"]) for d in json.loads(listing)}
-    assert {args[4]: paused.get(args[4]) for args in lines} == {args[4]: "False" for args in lines}
-
-
 def _statements() -> list[str]:
     found = [s.strip() for block in _blocks("sql") for s in block.split(";") if s.strip()]
     assert len(found) >= 5, found
@@ -205,5 +180,4 @@ KNOWN = {
     "mtabench run": test_run_and_compare_commands_run_on_an_archive_laid_out_as_shown,
     "mtabench compare": test_run_and_compare_commands_run_on_an_archive_laid_out_as_shown,
     "duckdb": test_duckdb_command_opens_the_serving_file,
-    "unpause": test_unpause_commands_run_against_a_fresh_airflow,
 }

@@ -14,6 +14,8 @@
 -- minutes' luck, or an extrapolation from seconds.
 -- The mailbox side (POP3/IMAP retrievals from the server's log, README "Mailbox side"):
 -- sustained = the median of the full minutes inside the load window, × minutes per day.
+-- A run whose load generator output had lines quarantined (garbled rows, a crash message) is
+-- `partial`: its rates come from the rows that survived, so no dashboard extrapolates them.
 
 with
 
@@ -21,6 +23,16 @@ runs as (
     select * from {{ ref('runs') }}
     where (full_minutes > 0 or delivered_msgs_per_min is not null or sustained_retrievals_per_min is not null)
         and {{ per_run_folders_only('run_id') }}
+),
+
+load_quarantine as (
+    select
+        run_key,
+        cast(sum(lines_quarantined) as bigint) as load_lines_quarantined
+    from {{ ref('stg_raw__files') }}
+    where format in ('postal', 'smtp_source')
+        and lines_quarantined > 0
+    group by run_key
 ),
 
 full_minutes as (
@@ -91,7 +103,9 @@ classified as (
         median_interval.median_ci_low,
         median_interval.median_ci_high,
         median_interval.median_ci_coverage,
+        load_quarantine.load_lines_quarantined,
         case
+            when load_quarantine.load_lines_quarantined > 0 then 'partial'
             when runs.full_minutes >= {{ var('capacity_min_full_minutes') }} then 'ok'
             when runs.full_minutes = 0
                 and runs.time_to_deliver_s >= 60 * {{ var('capacity_min_full_minutes') }} then 'ok'
@@ -103,6 +117,8 @@ classified as (
         on runs.run_id = t_interval.run_id
     left join median_interval
         on runs.run_id = median_interval.run_id
+    left join load_quarantine
+        on runs.run_key = load_quarantine.run_key
 ),
 
 final as (
@@ -115,6 +131,9 @@ final as (
         full_minutes as minutes_used,
         capacity_status,
         case
+            when capacity_status = 'partial'
+                then 'load generator output damaged: '
+                    || cast(load_lines_quarantined as {{ dbt.type_string() }}) || ' line(s) quarantined'
             when capacity_status = 'ok' and full_minutes > 0
                 then cast(full_minutes as {{ dbt.type_string() }}) || ' full minutes'
             when capacity_status = 'short' and full_minutes = 0 and delivered_msgs_per_min is null

@@ -1,0 +1,68 @@
+"""Which archive (source root) landed each run, so one landing can hold several archives.
+
+`mtabench run samples` and the Airflow inbox share data/ and its landing: each ingest removes
+only the runs its own archive no longer has; a run another archive landed stays. A run landed
+before archives were recorded has none on record: no archive removes it until one claims it
+(any ingest of an archive holding its run key does)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+DDL = "run_key VARCHAR NOT NULL, archive VARCHAR NOT NULL"
+
+
+def root_of(archive: Path) -> str:
+    return str(archive.resolve())
+
+
+def ensure(con) -> None:
+    con.execute(f"create table if not exists raw.run_archives ({DDL})")
+
+
+def claim(con, archive: Path, run_keys: set[str]) -> None:
+    """The archive holds these run keys now (a key moves to the archive that last held it)."""
+    if not run_keys:
+        return
+    keys, root = sorted(run_keys), root_of(archive)
+    con.execute("delete from raw.run_archives where list_contains(?, run_key)", [keys])
+    con.execute("insert into raw.run_archives select unnest(?), ?", [keys, root])
+
+
+def landed_by(con, archive: Path) -> set[str]:
+    """Run keys (and bundle problems) on record as landed by this archive."""
+    if not _recorded(con):
+        return set()
+    return {
+        r[0]
+        for r in con.execute(
+            "select run_key from raw.run_archives where archive = ?", [root_of(archive)]
+        ).fetchall()
+    }
+
+
+def forget(con, run_key: str) -> None:
+    con.execute("delete from raw.run_archives where run_key = ?", [run_key])
+
+
+def held(con) -> list[tuple[str | None, int]]:
+    """(archive, runs) for each archive the landing holds; None: landed before archives were
+    recorded. Empty when the landing predates the record and holds nothing."""
+    if not _recorded(con):
+        return []
+    return con.execute(
+        """select a.archive, count(*) from
+               (select run_key from raw.runs union select run_key from raw.files) as k
+           left join raw.run_archives as a using (run_key)
+           group by all order by a.archive nulls last"""
+    ).fetchall()
+
+
+def _recorded(con) -> bool:
+    """The landing records archives (a landing from before it, opened read-only, does not)."""
+    return bool(
+        con.execute(
+            "select count(*) from information_schema.tables "
+            "where table_schema = 'raw' and table_name = 'run_archives'"
+        ).fetchone()[0]
+    )
