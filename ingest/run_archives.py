@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from ingest.arrow_landing import _lit
+
 DDL = "run_key VARCHAR NOT NULL, archive VARCHAR NOT NULL"
 
 
@@ -24,9 +26,10 @@ def claim(con, archive: Path, run_keys: set[str]) -> None:
     """The archive holds these run keys now (a key moves to the archive that last held it)."""
     if not run_keys:
         return
-    keys, root = sorted(run_keys), root_of(archive)
-    con.execute("delete from raw.run_archives where list_contains(?, run_key)", [keys])
-    con.execute("insert into raw.run_archives select unnest(?), ?", [keys, root])
+    # literals, not bound parameters: DuckDB's first binding imports pandas (arrow_landing._lit)
+    keys, root = sorted(run_keys), _lit(root_of(archive))
+    con.execute(f"delete from raw.run_archives where run_key in ({', '.join(_lit(k) for k in keys)})")
+    con.execute(f"insert into raw.run_archives values {', '.join(f'({_lit(k)}, {root})' for k in keys)}")
 
 
 def landed_by(con, archive: Path) -> set[str]:
@@ -36,13 +39,13 @@ def landed_by(con, archive: Path) -> set[str]:
     return {
         r[0]
         for r in con.execute(
-            "select run_key from raw.run_archives where archive = ?", [root_of(archive)]
+            f"select run_key from raw.run_archives where archive = {_lit(root_of(archive))}"
         ).fetchall()
     }
 
 
 def forget(con, run_key: str) -> None:
-    con.execute("delete from raw.run_archives where run_key = ?", [run_key])
+    con.execute(f"delete from raw.run_archives where run_key = {_lit(run_key)}")
 
 
 def held(con) -> list[tuple[str | None, int]]:
