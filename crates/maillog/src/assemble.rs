@@ -522,3 +522,69 @@ impl Minutes {
         v
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::parse::Ctx;
+    use crate::{parse_block, Years};
+    use std::sync::Arc;
+
+    fn fed(a: &mut Assembler, file_id: i64, text: &str) {
+        a.start_file(file_id);
+        for c in parse_block(Arc::new(text.as_bytes().to_vec()), &Ctx::new(2026, 0), &mut Years::default(), 1, 1) {
+            a.feed(&c);
+        }
+    }
+
+    fn col_i(b: &Batch, m: M, row: usize) -> i64 {
+        let c = &b.cols[m as usize];
+        let w = if c.ty == Ty::I32 { 4 } else { 8 };
+        let mut v = [0u8; 8];
+        v[..w].copy_from_slice(&c.data[row * w..row * w + w]);
+        if w == 4 {
+            i32::from_le_bytes(v[..4].try_into().unwrap()) as i64
+        } else {
+            i64::from_le_bytes(v)
+        }
+    }
+
+    const ONE: &str = "Nov 21 22:00:01 mx postfix/smtpd[1]: ABC123: client=a[1.2.3.4]\n\
+        Nov 21 22:00:02 mx postfix/qmgr[2]: ABC123: from=<s@x>, size=100, nrcpt=1 (queue active)\n\
+        Nov 21 22:00:03 mx postfix/smtp[3]: ABC123: to=<r@y>, relay=y[5.6.7.8]:25, delay=2, delays=1/0/0.5/0.5, dsn=2.0.0, status=sent (250 ok)\n\
+        Nov 21 22:00:03 mx postfix/qmgr[2]: ABC123: removed\n";
+
+    #[test]
+    fn a_message_ends_with_its_removed_line_and_a_reused_id_is_the_next() {
+        let mut a = Assembler::new(7 * 86_400_000_000);
+        fed(&mut a, 1, &format!("{ONE}{}", ONE.replace("22:00:0", "22:05:0")));
+        let b = a.finish();
+        assert_eq!(b.len, 2);
+        assert_eq!(a.open_messages(), 0);
+        assert_eq!((col_i(&b, M::stream_line, 0), col_i(&b, M::stream_line, 1)), (1, 5));
+        assert_eq!(col_i(&b, M::delivered_recipients, 1), 1);
+        assert_eq!(col_i(&b, M::size, 0), 100);
+    }
+
+    #[test]
+    fn a_message_spans_the_files_of_a_stream() {
+        let mut a = Assembler::new(7 * 86_400_000_000);
+        let (first, rest) = ONE.split_at(ONE.find("Nov 21 22:00:03").unwrap());
+        fed(&mut a, 10, first);
+        assert_eq!((a.emitted(), a.open_messages()), (0, 1));
+        fed(&mut a, 20, rest);
+        let b = a.take();
+        assert_eq!(b.len, 1);
+        // the first line's file and line; its place in the stream
+        assert_eq!((col_i(&b, M::first_file_id, 0), col_i(&b, M::first_line_no, 0)), (10, 1));
+        assert_eq!(col_i(&b, M::delivered_recipients, 0), 1);
+    }
+
+    #[test]
+    fn a_message_without_a_line_within_the_horizon_is_complete() {
+        let mut a = Assembler::new(60_000_000); // one minute
+        let late = "Nov 21 23:00:00 mx postfix/smtpd[1]: DEF456: client=b[1.2.3.5]\n";
+        fed(&mut a, 1, &format!("{}{late}", &ONE[..ONE.find("Nov 21 22:00:03").unwrap()]));
+        assert_eq!((a.emitted(), a.open_messages()), (1, 1));
+    }
+}
