@@ -19,7 +19,6 @@ from scale_bench import copy_run  # noqa: E402
 CLI = [sys.executable, "-m", "mtabench.cli"]
 # per-run incremental models (macros/per_run.sql) and every mart
 PER_RUN = [
-    "intermediate.int_maillog__line_messages",
     "intermediate.int_maillog__run_stats",
     "intermediate.int_maillog__minutes",
     "intermediate.int_mailbox__minutes",
