@@ -45,15 +45,19 @@ pub const MINUTE_COLUMNS: &[&str] = &["lines", "received", "delivered", "deferre
 
 const MINUTE_US: i64 = 60_000_000;
 
+/// A string value of an open message: its bytes in the message's `buf` (one allocation per
+/// message instead of one per value).
+type Span = Option<(u32, u32)>;
+
 #[derive(Default)]
 struct Last {
     key: (bool, i64, i64), // (timed, logged_at, stream line): the latest delivery line
     is_expired: bool,
-    status: Option<Vec<u8>>,
+    status: Span,
     delays: [Option<f64>; 5],
-    relay: Option<Vec<u8>>,
-    dsn: Option<Vec<u8>>,
-    relay_host: Option<Vec<u8>>,
+    relay: Span,
+    dsn: Span,
+    relay_host: Span,
 }
 
 #[derive(Default)]
@@ -64,9 +68,9 @@ struct Open {
     last_ts: i64,
     has_lines: bool,
     received_at: Option<i64>,
-    client: Option<Vec<u8>>,
-    message_id: Option<Vec<u8>>,
-    sender: Option<Vec<u8>>,
+    client: Span,
+    message_id: Span,
+    sender: Span,
     size: Option<i64>,
     nrcpt: Option<i64>,
     first_delivery_at: Option<i64>,
@@ -74,14 +78,29 @@ struct Open {
     delivered: i64,
     deferrals: i64,
     bounced: i64,
-    last: Option<Box<Last>>,
+    last: Option<Last>,
+    buf: Vec<u8>,
 }
 
-fn max_str(slot: &mut Option<Vec<u8>>, v: Option<&[u8]>) {
-    if let Some(v) = v {
-        match slot {
-            Some(have) if have.as_slice() >= v => {}
-            _ => *slot = Some(v.to_vec()),
+impl Open {
+    fn get(&self, s: Span) -> Option<&[u8]> {
+        s.map(|(a, n)| &self.buf[a as usize..(a + n) as usize])
+    }
+
+    fn put(&mut self, v: Option<&[u8]>) -> Span {
+        let v = v?;
+        let at = self.buf.len() as u32;
+        self.buf.extend_from_slice(v);
+        Some((at, v.len() as u32))
+    }
+
+    /// The larger string (byte order, as SQL's max) into `slot`.
+    fn max_str(&mut self, slot: fn(&mut Open) -> &mut Span, v: Option<&[u8]>) {
+        let Some(v) = v else { return };
+        let have = *slot(self);
+        if self.get(have).is_none_or(|h| v > h) {
+            let s = self.put(Some(v));
+            *slot(self) = s;
         }
     }
 }
@@ -189,9 +208,9 @@ impl Batch {
         c[M::queue_id as usize].str(Some(qid));
         c[M::has_lines as usize].int(Some(m.has_lines as i64));
         c[M::received_at as usize].int(m.received_at);
-        c[M::client as usize].str(m.client.as_deref());
-        c[M::message_id as usize].str(m.message_id.as_deref());
-        c[M::sender as usize].str(m.sender.as_deref());
+        c[M::client as usize].str(m.get(m.client));
+        c[M::message_id as usize].str(m.get(m.message_id));
+        c[M::sender as usize].str(m.get(m.sender));
         c[M::size as usize].int(m.size);
         c[M::nrcpt as usize].int(m.nrcpt);
         c[M::first_delivery_at as usize].int(m.first_delivery_at);
@@ -199,19 +218,19 @@ impl Batch {
         c[M::delivered_recipients as usize].int(Some(m.delivered));
         c[M::deferrals as usize].int(Some(m.deferrals));
         c[M::bounced_recipients as usize].int(Some(m.bounced));
-        let last = m.last.unwrap_or_default();
+        let last = m.last.as_ref().map_or_else(Last::default, |l| Last { ..*l });
         let status: &[u8] = if last.is_expired {
             EXPIRED
         } else {
-            last.status.as_deref().unwrap_or(b"queued")
+            m.get(last.status).unwrap_or(b"queued")
         };
         c[M::final_status as usize].str(Some(status));
         for (i, d) in last.delays.iter().enumerate() {
             c[M::delay as usize + i].float(*d);
         }
-        c[M::relay as usize].str(last.relay.as_deref());
-        c[M::dsn as usize].str(last.dsn.as_deref());
-        c[M::relay_host as usize].str(last.relay_host.as_deref());
+        c[M::relay as usize].str(m.get(last.relay));
+        c[M::dsn as usize].str(m.get(last.dsn));
+        c[M::relay_host as usize].str(m.get(last.relay_host));
         self.len += 1;
     }
 
@@ -384,11 +403,11 @@ impl Assembler {
             };
             if is_received {
                 min_i(&mut m.received_at, logged);
-                max_str(&mut m.client, s(0, &mut cur_s));
+                m.max_str(|o| &mut o.client, s(0, &mut cur_s));
             }
             if header {
-                max_str(&mut m.message_id, s(1, &mut cur_s));
-                max_str(&mut m.sender, s(2, &mut cur_s));
+                m.max_str(|o| &mut o.message_id, s(1, &mut cur_s));
+                m.max_str(|o| &mut o.sender, s(2, &mut cur_s));
                 let mut iv = |j: usize| {
                     let col = &t.cols[ints[j] as usize];
                     cur_i[j].at(col, r).map(|i| col.fixed(i))
@@ -412,15 +431,11 @@ impl Assembler {
                         let col = &t.cols[floats[j] as usize];
                         *d = cur_f[j].at(col, r).map(|i| f64::from_bits(col.fixed(i) as u64));
                     }
-                    m.last = Some(Box::new(Last {
-                        key,
-                        is_expired,
-                        status: s(3, &mut cur_s).map(<[u8]>::to_vec),
-                        delays,
-                        relay: s(4, &mut cur_s).map(<[u8]>::to_vec),
-                        dsn: s(5, &mut cur_s).map(<[u8]>::to_vec),
-                        relay_host: s(6, &mut cur_s).map(<[u8]>::to_vec),
-                    }));
+                    let status = m.put(s(3, &mut cur_s));
+                    let relay = m.put(s(4, &mut cur_s));
+                    let dsn = m.put(s(5, &mut cur_s));
+                    let relay_host = m.put(s(6, &mut cur_s));
+                    m.last = Some(Last { key, is_expired, status, delays, relay, dsn, relay_host });
                 }
             }
             if k == Some(b"removed") {
