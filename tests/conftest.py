@@ -112,3 +112,10 @@ def con(built_db):
 
 # one real Superset per session, for every test that takes `superset`
 from superset_server import superset  # noqa: E402, F401
+
+
+@pytest.fixture()
+def serving_con(built_db, data_dir):
+    """The published serving file (what Superset reads): the marts and compare_runs()."""
+    with duckdb.connect(str(data_dir / "serving" / "mtabench.duckdb"), read_only=True) as c:
+        yield c
