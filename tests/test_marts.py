@@ -5,7 +5,6 @@ from __future__ import annotations
 from collections import Counter
 from datetime import datetime
 
-import pytest
 from conftest import SAMPLES
 
 S8 = "seed000-s8-active-limit-50000"
