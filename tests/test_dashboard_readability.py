@@ -34,12 +34,12 @@ SERVER_PAGE_SIZES = (10, 20, 50, 100, 200)  # Superset's table: the sizes a serv
 ROW_PX = 1080
 UNIT_PX = 8
 HEADER_PX = 60
-# ECharts scroll legend, Superset's defaults: 12 px text (~6.2 px a character), a 25-px icon
-# with gaps; a horizontal legend leaves ~150 px for the page arrows and Superset's All/Inv
-# buttons; a vertical one has ~24 px per item and ~70 px of pager and padding.
-CHAR_PX = 6.2
+# ECharts scroll legend, Superset's defaults: 12 px text (~5.6 px a character), a 25-px icon
+# with gaps; a horizontal legend leaves ~210 px to padding, the page arrows and Superset's
+# All/Inv buttons; a vertical one has ~24 px per item and ~70 px of pager and padding.
+CHAR_PX = 5.6
 ITEM_PX = 34
-H_RESERVED_PX = 150
+H_RESERVED_PX = 210
 ROW_ITEM_PX = 24
 V_RESERVED_PX = 70
 MAX_LEGEND_PAGES = 2
@@ -146,6 +146,18 @@ def test_legend_model_counts_pages(serving_con):
     ids = [r[0] for r in serving_con.execute("select run_id from runs").fetchall()]
     assert len(ids) == 53
     assert 10 <= legend_pages(ids, ROW_PX, 480, vertical=False) <= 12
+    # and on Error bursts' half-width chart of error events per run by code, which read "1/3"
+    codes = [
+        "socket_write_failed",
+        "read_timeout",
+        "524 5.2.4",
+        "421 4.7.0",
+        "550 5.1.1",
+        "451 4.3.0",
+        "550",
+        "451",
+    ]
+    assert legend_pages(codes, ROW_PX / 2, 480, vertical=False) == 3
     assert legend_pages(ids[:10], ROW_PX, 60 * UNIT_PX - HEADER_PX, vertical=True) == 1
     assert legend_pages(ids, ROW_PX, 60 * UNIT_PX - HEADER_PX, vertical=True) > MAX_LEGEND_PAGES
     assert legend_pages([], ROW_PX, 400, vertical=False) == 0
