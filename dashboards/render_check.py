@@ -9,7 +9,8 @@ Runs in Superset's venv (selenium is a Superset dependency), with Debian's chrom
 For each dashboard: log in through the form, open it, wait (on locators: the CSP forbids
 eval, so no string wait_for_function) until every chart holder shows a rendered chart (an
 ECharts canvas/svg or a table row) or an error / empty state, fail on any error or empty
-state, save a full-page PNG per dashboard (<png-dir>/<slug>.png), then ask the chart data
+state, record each table's page size ("Show N entries per page") and how far it runs past its
+chart, save a full-page PNG per dashboard (<png-dir>/<slug>.png), then ask the chart data
 API (/api/v1/chart/<id>/data/) for every chart and require rows. Prints a JSON report.
 
 --filter-check: prove the native filters narrow the charts. For every dashboard with a Run,
@@ -164,6 +165,26 @@ def wait_for_charts(driver: webdriver.Chrome, expected: int, timeout: float) -> 
     return states(driver) or result
 
 
+# a table chart as the reader sees it: the page size its "Show N entries per page" offers and how
+# far the table runs past its chart (sideways scrolling)
+TABLE_LAYOUT_JS = """
+return Array.from(document.querySelectorAll(arguments[0])).map(function (holder) {
+    var table = holder.querySelector('table');
+    if (!table) { return null; }
+    var size = holder.querySelector('.dt-select-page-size .ant-select-selection-item');
+    return {
+        id: Number(holder.getAttribute('data-test-chart-id')),
+        page_size: size ? size.textContent.trim() : null,
+        overflow_px: Math.round(table.getBoundingClientRect().width - holder.getBoundingClientRect().width)
+    };
+}).filter(function (x) { return x; });
+"""
+
+
+def table_layout(driver: webdriver.Chrome) -> dict[int, dict]:
+    return {t["id"]: t for t in driver.execute_script(TABLE_LAYOUT_JS, CHART)}
+
+
 def captured_query_contexts(driver: webdriver.Chrome) -> dict[int, dict]:
     """Chart data request bodies the page sent, by slice_id (needs the performance log)."""
     found: dict[int, dict] = {}
@@ -308,6 +329,7 @@ def main(argv: list[str] | None = None) -> int:
             driver.get(f"{base}/superset/dashboard/{slug}/")
             states = wait_for_charts(driver, len(charts), args.timeout)
             took = round(time.monotonic() - t0, 1)
+            tables = table_layout(driver)
             for png_dir in args.png_dir:
                 png_dir.mkdir(parents=True, exist_ok=True)
                 full = driver.execute_script("return document.documentElement.scrollHeight")
@@ -333,7 +355,7 @@ def main(argv: list[str] | None = None) -> int:
                 "title": dash["dashboard_title"],
                 "seconds": took,
                 "charts_expected": len(charts),
-                "charts": [dict(s, data=data.get(s["id"])) for s in states],
+                "charts": [dict(s, data=data.get(s["id"]), table=tables.get(s["id"])) for s in states],
                 "query_context_saved": saved,
             }
             if args.filter_check:

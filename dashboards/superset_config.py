@@ -73,7 +73,10 @@ FEATURE_FLAGS = {
     "DASHBOARD_CROSS_FILTERS": True,
     # render every chart at once (screenshots and render checks see the whole dashboard)
     "DASHBOARD_VIRTUALIZATION": False,
-    "ENABLE_TEMPLATE_PROCESSING": False,
+    # dataset SQL reads the dashboard's filters (filter_values): "Which setting won" compares
+    # the two picked runs with compare_runs() instead of a table of every pair; the rendered
+    # SQL still passes the serving guard below
+    "ENABLE_TEMPLATE_PROCESSING": True,
     "ALERT_REPORTS": False,
     "THUMBNAILS": False,
     "TAGGING_SYSTEM": False,

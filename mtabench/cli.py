@@ -34,7 +34,18 @@ def _ingest(args, paths: Paths) -> tuple[int, set[str]]:
     if not archive.is_dir():
         print(f"archive {archive} is not a folder", file=sys.stderr)
         return 2, set()
-    only = set(args.run) if getattr(args, "run", None) else None
+    only = None
+    if getattr(args, "run", None):
+        from mtabench.run_select import resolve
+
+        only, unknown = resolve(args.run, archive, paths.db, paths.work_dir)
+        if unknown:
+            print(
+                f"no run of {archive} matches {', '.join(map(repr, unknown))}: give a run key "
+                "(as `mtabench scan` lists it) or a run id",
+                file=sys.stderr,
+            )
+            return 2, set()
     new = getattr(args, "new", False)
     if new:  # the Airflow task: scan and ingest in one process
         settle = getattr(args, "settle", 0.0) or 0.0
@@ -433,7 +444,12 @@ def build_parser() -> argparse.ArgumentParser:
     all_runs_help = "validate every run (default: per-run checks read only runs not validated at their state)"
     run.add_argument("--all-runs", action="store_true", help=all_runs_help)
     ing = add("ingest", cmd_ingest, "parse an archive into the raw landing tables", archive=True)
-    ing.add_argument("--run", action="append", metavar="RUN_KEY", help="only this run (repeatable; see scan)")
+    ing.add_argument(
+        "--run",
+        action="append",
+        metavar="RUN",
+        help="only this run: a run key (see scan) or a run id (repeatable)",
+    )
     ing.add_argument(
         "--parquet",
         action="store_true",

@@ -141,6 +141,28 @@ def _record_state(con, db: Path, per_run: list[str]) -> None:
         )
 
 
+def _copy_comments(con, tables: list[tuple[str, str]]) -> None:
+    """The build's table and column comments (dbt descriptions, persist_docs) onto the
+    published tables: `create table as` copies rows, not comments."""
+
+    def quoted(text: str | None) -> str:
+        return "null" if text is None else "'" + text.replace("'", "''") + "'"
+
+    wanted = set(tables)
+    for schema, table, comment in con.execute(
+        "select schema_name, table_name, comment from duckdb_tables() where database_name = 'build'"
+    ).fetchall():
+        if (schema, table) in wanted:
+            con.execute(f'comment on table "{schema}"."{table}" is {quoted(comment)}')
+    for schema, table, column, comment in con.execute(
+        "select schema_name, table_name, column_name, comment from duckdb_columns() "
+        "where database_name = 'build' and comment is not null"
+    ).fetchall():
+        if (schema, table) in wanted:
+            name = column.replace('"', '""')
+            con.execute(f'comment on column "{schema}"."{table}"."{name}" is {quoted(comment)}')
+
+
 def _write_published_tables(db: Path, out: Path) -> None:
     with duckdb.connect(str(out)) as con:
         _attach_build(con, db)
@@ -148,6 +170,7 @@ def _write_published_tables(db: Path, out: Path) -> None:
         for schema, table in tables:
             con.execute(f'create schema if not exists "{schema}"')
             con.execute(f'create table "{schema}"."{table}" as from build."{schema}"."{table}"')
+        _copy_comments(con, tables)
         _record_state(con, db, _per_run_tables(con, tables))
         con.execute("detach build")
         create_compare_macro(con)
@@ -283,6 +306,7 @@ def _update_published_tables(db: Path, out: Path, done: Published) -> bool:
                     continue
             _sync_rows(con, name)
             done.whole.append(f"{schema}.{table}")
+        _copy_comments(con, tables)
         _record_state(con, db, per_run)
         con.execute("detach build")
         create_compare_macro(con)

@@ -24,6 +24,7 @@ from mtabench.dbt import run_dbt
 from mtabench.paths import Paths
 
 MART_SCHEMA = "main"
+SEED_SCHEMA = "reference"
 
 
 def export(paths: Paths, progress: Callable[[str], None] = print) -> Path:
@@ -72,11 +73,25 @@ def gather(paths: Paths, marts_dir: Path, landing: Path, overrides: dict[str, st
                 f"create table raw.{table} as select {col_list} from read_parquet("
                 f"'{folder}/*/*.parquet', hive_partitioning = true, hive_types_autocast = false)"
             )
-        for mart in sorted(p.name for p in marts_dir.iterdir() if p.is_dir()):
-            files = f"{marts_dir / mart}/*.parquet"
-            con.execute(f"create table {MART_SCHEMA}.{mart} as select * from read_parquet('{files}')")
+        copy_warehouse(con, marts_dir)
     tmp.replace(out)
     return out
+
+
+def copy_warehouse(con, marts_dir: Path) -> None:
+    """Spark's marts, and the seeds beside them (ministat's t table: the serving file's
+    compare_runs() reads it), from their Parquet folders into `con`'s main and reference."""
+    for mart in sorted(p.name for p in marts_dir.iterdir() if p.is_dir()):
+        files = f"{marts_dir / mart}/*.parquet"
+        con.execute(f"create table {MART_SCHEMA}.{mart} as select * from read_parquet('{files}')")
+    seeds_dir = marts_dir.parent / f"{SEED_SCHEMA}.db"
+    seeds = sorted(p for p in seeds_dir.glob("*") if p.is_dir() and any(p.glob("*.parquet")))
+    if seeds:
+        con.execute(f"create schema if not exists {SEED_SCHEMA}")
+    for seed in seeds:
+        con.execute(
+            f"create table {SEED_SCHEMA}.{seed.name} as select * from read_parquet('{seed}/*.parquet')"
+        )
 
 
 class SparkParseMismatch(Exception):

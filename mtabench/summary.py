@@ -17,14 +17,14 @@ COLUMNS = [
     ("sustained_msgs_per_min", "median/min"),
     ("p10_msgs_per_min", "p10/min"),
     ("delivered_msgs_per_min", "delivered/min"),
-    ("sustainable_msgs_per_day", "sustainable/day"),
+    ("capacity_msgs_per_day", "sustainable/day"),
 ]
 
 
 def summary_rows(db: Path) -> list[dict]:
     with duckdb.connect(str(db), read_only=True) as con:
         cur = con.execute(
-            """select r.*, d.capacity_status, d.sustainable_msgs_per_day
+            """select r.*, d.capacity_status, d.capacity_msgs_per_day
                from main.runs r left join main.daily_capacity d using (run_id)
                order by r.started_at nulls last, r.run_id"""
         )
@@ -32,7 +32,7 @@ def summary_rows(db: Path) -> list[dict]:
         rows = [dict(zip(names, row, strict=True)) for row in cur.fetchall()]
     for r in rows:  # a run too short, or with damaged load output, is not extrapolated to a day
         if r["capacity_status"] in ("short", "partial"):
-            r["sustainable_msgs_per_day"] = r["capacity_status"]
+            r["capacity_msgs_per_day"] = r["capacity_status"]
     return rows
 
 

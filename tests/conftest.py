@@ -115,3 +115,10 @@ from superset_server import superset  # noqa: E402, F401
 
 # the run fails when it changed the working tree (tracked files, or new files outside .gitignore)
 from tree_clean import pytest_sessionfinish, pytest_sessionstart  # noqa: E402, F401
+
+
+@pytest.fixture()
+def serving_con(built_db, data_dir):
+    """The published serving file (what Superset reads): the marts and compare_runs()."""
+    with duckdb.connect(str(data_dir / "serving" / "mtabench.duckdb"), read_only=True) as c:
+        yield c

@@ -233,7 +233,7 @@ def test_short_runs_are_marked_and_left_out(con):
     # the Capacity dashboard's dataset leaves short runs out by default
     top = con.execute(
         "select run_id from daily_capacity where capacity_status = 'ok' "
-        "order by coalesce(sustainable_msgs_per_day, 0) desc limit 1"
+        "order by coalesce(capacity_msgs_per_day, 0) desc limit 1"
     ).fetchone()[0]
     assert top != "e-smtp-source-s5"
 

@@ -9,6 +9,7 @@ import shutil
 import subprocess
 import sys
 
+import duckdb
 from conftest import SAMPLES, raw_line_count
 
 MTABENCH = [sys.executable, "-m", "mtabench.cli"]
@@ -125,3 +126,35 @@ def test_ingest_names_unrecognised_files_and_lines_not_understood(tmp_path):
             "select path, lines_other_known, first_other_known_line from raw.files where format = 'maillog'"
         ).fetchall()
     assert got == [("r1/maillog", 2, 2)]
+
+
+def test_ingest_run_takes_a_run_key_or_a_run_id_and_names_one_that_matches_nothing(tmp_path):
+    """`ingest --run X`: X a run key (the folder, as scan lists it) or a run id (a run inside a
+    folder, as the marts name it); an X that matches neither is an error that says so."""
+    archive, data = tmp_path / "archive", tmp_path / "data"
+    shutil.copytree(SAMPLES / "seed000/s9-proxymap", archive / "proxymap")  # five runs in one postal.out
+    shutil.copytree(SAMPLES / "runs/d-errors-rcpt-rejects", archive / "d")
+    env = {**os.environ, "MTABENCH_DATA": str(data)}
+    cmd = [sys.executable, "-m", "mtabench.cli", "ingest", str(archive)]
+
+    nothing = subprocess.run([*cmd, "--run", "no-such-run"], capture_output=True, text=True, env=env)
+    assert nothing.returncode == 2
+    assert "no run of" in nothing.stderr and "'no-such-run'" in nothing.stderr
+    assert not (data / "mtabench.duckdb").exists()  # nothing was opened for writing
+
+    by_key = subprocess.run([*cmd, "--run", "d"], capture_output=True, text=True, env=env)
+    assert by_key.returncode == 0, by_key.stderr
+    with duckdb.connect(str(data / "mtabench.duckdb"), read_only=True) as con:
+        assert con.execute("select distinct run_key from raw.runs").fetchall() == [("d",)]
+
+    # a run id the landing does not know yet: the folder's default id
+    by_id = subprocess.run([*cmd, "--run", "proxymap"], capture_output=True, text=True, env=env)
+    assert by_id.returncode == 0, by_id.stderr
+    with duckdb.connect(str(data / "mtabench.duckdb"), read_only=True) as con:
+        ids = dict(con.execute("select run_id, run_key from raw.runs").fetchall())
+    folder_id = next(i for i, k in ids.items() if k == "proxymap")
+    # the third of the folder's five runs, as the marts name it
+    again = subprocess.run([*cmd, "--run", f"{folder_id}#3"], capture_output=True, text=True, env=env)
+    assert again.returncode == 0, again.stderr
+    both = subprocess.run([*cmd, "--run", "d", "--run", "nope"], capture_output=True, text=True, env=env)
+    assert both.returncode == 2 and "'nope'" in both.stderr and "'d'" not in both.stderr

@@ -4,7 +4,8 @@ At 236x the samples (6,372 runs) the biggest chart result is a few hundred thous
 (a run-minute chart: ~110 k; error events per minute and code: ~250 k), so:
 - every chart asks for at least ROW_BOUND rows, and Superset's SQL_MAX_ROW lets it have them;
 - table charts page on the server (server_pagination), so the browser gets one page at a time
-  while the row count covers every row;
+  while the row count covers every row; but a table a required filter narrows to one run or
+  one pair (a handful of rows) pages in the browser;
 - every select filter searches all its options on the server (searchAllOptions), so a run
   beyond the first 1,000 loaded options can still be found.
 """
@@ -22,6 +23,13 @@ REPO = Path(__file__).resolve().parents[1]
 DASHBOARDS = REPO / "dashboards"
 ROW_BOUND = 1_000_000
 CHARTS = sorted((DASHBOARDS / "charts").glob("*.yaml"))
+ONE_RUN_TABLES = {
+    "verdict_candidate_against_baseline_ministat_full_minute",
+    "run_story_settings_bound_by_capacity_and_ministat_s_verdict",
+}
+# one row per run with a POP/IMAP server log: 6 at the samples, ~1,400 at 236x, one response;
+# paged on the server it reads "Show 0 entries per page" below 10 rows
+SMALL_TABLES = {"mailbox_totals_per_run_pop_imap_sessions_logins_retrievals"}
 BOARDS = sorted((DASHBOARDS / "dashboards").glob("*.yaml"))
 
 
@@ -51,8 +59,11 @@ def test_chart_row_limit_holds_every_row(path):
     for q in queries:
         if not q.get("is_rowcount") and not params.get("server_pagination"):
             assert int(q.get("row_limit") or 0) >= ROW_BOUND, (path.name, q.get("row_limit"))
-    if chart["viz_type"] == "table":
-        assert params.get("server_pagination") is True, path.name
+    if chart["viz_type"] == "table" and not params.get("server_pagination"):
+        # paged in the browser only when a required one-value filter narrows it to one run or
+        # one pair (tests/test_dashboard_readability.py checks the filter): a handful of rows,
+        # where a server-paged table shows "Show 0 entries per page"
+        assert path.stem in ONE_RUN_TABLES | SMALL_TABLES, path.name
 
 
 def _select_filters(board: dict) -> list[dict]:

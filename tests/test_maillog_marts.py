@@ -58,7 +58,7 @@ def test_throttled_run_backs_up_and_the_drain_delivers_everything(con):
     ).fetchall()
     assert statuses == [("sent", received)]
     basis = con.execute(
-        "select sustainable_basis from daily_capacity where run_id = 'c-throttled-queue-backlog'"
+        "select capacity_rate_source from daily_capacity where run_id = 'c-throttled-queue-backlog'"
     ).fetchone()[0]
     assert basis.startswith("delivery")
     # the log's backlog tracks the sampled queue (queue.txt) within the messages in flight

@@ -122,3 +122,31 @@ def test_publish_killed_mid_copy_is_cleaned_up_by_the_next(tmp_path):
     publish(small, serving)
     assert _tables(serving) == {"main.runs": 1, "publish_state.source": 1, "publish_state.runs": 0}
     assert sorted(serving.parent.iterdir()) == sorted([serving, live])
+
+
+def test_compare_runs_is_published_from_a_spark_build_too(built_db, tmp_path):
+    """Spark writes its marts and seeds as Parquet folders (<schema>.db/<table>/); the gathered
+    DuckDB file holds both, so the serving file gets compare_runs() whatever the engine."""
+    from mtabench.compare_sql import create_compare_macro
+    from mtabench.spark_engine import copy_warehouse
+
+    warehouse = tmp_path / "warehouse"
+    with duckdb.connect(str(built_db), read_only=True) as src:
+        for schema, table in (
+            ("main", "minutes"),
+            ("main", "dtrace_samples"),
+            ("main", "runs"),
+            ("reference", "student_t"),
+        ):
+            folder = warehouse / f"{schema}.db" / table
+            folder.mkdir(parents=True)
+            src.execute(f"copy {schema}.{table} to '{folder / 'part-00000.parquet'}' (format parquet)")
+    gathered = tmp_path / "gathered.duckdb"
+    with duckdb.connect(str(gathered)) as con:
+        copy_warehouse(con, warehouse / "main.db")
+        assert create_compare_macro(con)
+        pair = ("seed000-s12-disk-rw-8192-4096", "a-baseline-t5")
+        got = con.execute("select * from compare_runs(?, ?) order by confidence", pair).fetchall()
+    with duckdb.connect(str(built_db.parent / "serving" / built_db.name), read_only=True) as served:
+        want = served.execute("select * from compare_runs(?, ?) order by confidence", pair).fetchall()
+    assert len(got) == 6 and got == want

@@ -82,13 +82,27 @@ def test_every_dashboard_renders_with_data(superset):
             data = c["data"] or {}
             if data.get("status") != 200 or not data.get("rows") or data.get("error"):
                 problems.append(f"{d['title']}: {c['name']!r} data API: {data}")
+            table = c.get("table")
+            if table and table["page_size"] in ("0", None):
+                problems.append(f"{d['title']}: {c['name']!r} shows {table['page_size']} entries per page")
+            if table and table["overflow_px"] > 2:
+                problems.append(f"{d['title']}: {c['name']!r} runs {table['overflow_px']} px past its chart")
         if len(d["charts"]) != d["charts_expected"] or not d["charts"]:
             problems.append(f"{d['title']}: {len(d['charts'])} of {d['charts_expected']} charts on the page")
     assert not problems, "\n".join(problems)
     assert p.returncode == 0, p.stdout[-3000:] + p.stderr[-3000:]
     assert len(report["dashboards"]) == n_dash >= 3
     titles = {d["title"] for d in report["dashboards"]}
-    assert {"Run comparison", "Error bursts", "Capacity", "Which setting won", "Mailbox side"} <= titles
+    assert {
+        "Run comparison",
+        "Error bursts",
+        "Capacity",
+        "Which setting won",
+        "Mailbox side",
+        "Run story",
+    } <= titles
+    tables = [c for d in report["dashboards"] for c in d["charts"] if c["viz_type"] == "table"]
+    assert len(tables) >= 7 and all(c["table"] for c in tables), tables
     # Native filters narrow every chart in their scope: the browser sends the filter with each
     # chart's data request and the rows differ from the unfiltered page; a chart the filter's
     # saved scope excludes (the ranked table of Which setting won) is left as it was.

@@ -149,15 +149,15 @@ final as (
         end as capacity_basis,
         peak_msgs_per_min,
         sustained_msgs_per_min,
-        p10_msgs_per_min as conservative_msgs_per_min,
+        p10_msgs_per_min,
         delivered_msgs_per_min,
         injected_msgs_per_min,
         queue_growth_per_min,
         {{ var('capacity_confidence') }} as confidence,
-        mean_rate as mean_msgs_per_min,
-        stddev_rate as stddev_msgs_per_min,
-        mean_rate - mean_margin as mean_ci_low_msgs_per_min,
-        mean_rate + mean_margin as mean_ci_high_msgs_per_min,
+        round(mean_rate, 2) as mean_msgs_per_min,
+        round(stddev_rate, 2) as stddev_msgs_per_min,
+        round(mean_rate - mean_margin, 2) as mean_ci_low_msgs_per_min,
+        round(mean_rate + mean_margin, 2) as mean_ci_high_msgs_per_min,
         median_ci_low as median_ci_low_msgs_per_min,
         median_ci_high as median_ci_high_msgs_per_min,
         median_ci_coverage,
@@ -167,23 +167,32 @@ final as (
             else 't-interval on the mean; exact order-statistic (binomial) interval on the median'
         end as interval_note,
         {{ var('minutes_per_day') }} as minutes_per_day,
-        peak_msgs_per_min * {{ var('minutes_per_day') }} as peak_msgs_per_day,
-        sustained_msgs_per_min * {{ var('minutes_per_day') }} as sustained_msgs_per_day,
-        p10_msgs_per_min * {{ var('minutes_per_day') }} as conservative_msgs_per_day,
-        delivered_msgs_per_min * {{ var('minutes_per_day') }} as delivered_msgs_per_day,
-        (mean_rate - mean_margin) * {{ var('minutes_per_day') }} as mean_ci_low_msgs_per_day,
-        (mean_rate + mean_margin) * {{ var('minutes_per_day') }} as mean_ci_high_msgs_per_day,
-        median_ci_low * {{ var('minutes_per_day') }} as median_ci_low_msgs_per_day,
-        median_ci_high * {{ var('minutes_per_day') }} as median_ci_high_msgs_per_day,
+        -- a day's worth of one or two minutes' luck is no figure: short runs have none
+        {%- for name, rate in [
+            ('peak_msgs_per_day', 'peak_msgs_per_min'),
+            ('sustained_msgs_per_day', 'sustained_msgs_per_min'),
+            ('p10_msgs_per_day', 'p10_msgs_per_min'),
+            ('delivered_msgs_per_day', 'delivered_msgs_per_min'),
+            ('mean_ci_low_msgs_per_day', 'mean_rate - mean_margin'),
+            ('mean_ci_high_msgs_per_day', 'mean_rate + mean_margin'),
+            ('median_ci_low_msgs_per_day', 'median_ci_low'),
+            ('median_ci_high_msgs_per_day', 'median_ci_high'),
+        ] %}
+        case when capacity_status = 'ok'
+            then cast(round(({{ rate }}) * {{ var('minutes_per_day') }}) as {{ dbt.type_bigint() }}) end as {{ name }},
+        {%- endfor %}
+        case when capacity_status = 'ok' then cast(round(
+            case
+                when queue_grew then delivered_msgs_per_min
+                else coalesce(sustained_msgs_per_min, delivered_msgs_per_min)
+            end * {{ var('minutes_per_day') }}
+        ) as {{ dbt.type_bigint() }}) end as capacity_msgs_per_day,
         case
-            when queue_grew then delivered_msgs_per_min * {{ var('minutes_per_day') }}
-            else coalesce(sustained_msgs_per_min, delivered_msgs_per_min) * {{ var('minutes_per_day') }}
-        end as sustainable_msgs_per_day,
-        case
+            when capacity_status = 'short' then 'none: too short for a daily figure'
             when queue_grew then 'delivery (the queue grew during the run)'
             when sustained_msgs_per_min is not null then 'injection (median full minute)'
             else 'delivery (no full injection minute)'
-        end as sustainable_basis,
+        end as capacity_rate_source,
         -- what limited the run; a generator-bound rate is a lower bound of the MTA's capacity
         case
             when generator_bound then 'generator'
@@ -212,8 +221,10 @@ final as (
         mailbox_full_minutes,
         peak_retrievals_per_min,
         sustained_retrievals_per_min,
-        peak_retrievals_per_min * {{ var('minutes_per_day') }} as peak_retrievals_per_day,
-        sustained_retrievals_per_min * {{ var('minutes_per_day') }} as sustained_retrievals_per_day,
+        cast(round(peak_retrievals_per_min * {{ var('minutes_per_day') }}) as {{ dbt.type_bigint() }})
+            as peak_retrievals_per_day,
+        cast(round(sustained_retrievals_per_min * {{ var('minutes_per_day') }}) as {{ dbt.type_bigint() }})
+            as sustained_retrievals_per_day,
         'injection: load generator per-minute rows; delivery: maillog status=sent' as basis
     from classified
 )

@@ -299,9 +299,9 @@ final as (
         coalesce(total_connections, 0) as total_connections,
         peak_msgs_per_min,
         sustained_msgs_per_min,
-        p10_msgs_per_min,
-        -- share of attempted messages that failed
-        cast(total_errors as double) / nullif(total_messages + total_errors, 0) as error_rate,
+        round(p10_msgs_per_min, 2) as p10_msgs_per_min,
+        -- share of attempted messages that failed, a fraction (0.01 = 1 %)
+        round(cast(total_errors as double) / nullif(total_messages + total_errors, 0), 6) as error_rate,
         events,
         received,
         delivered,
@@ -312,10 +312,10 @@ final as (
         time_to_inject_s,
         time_to_deliver_s,
         -- seed 001: throughput = messages delivered / time to deliver
-        60.0 * delivered_incl_drain / nullif(time_to_deliver_s, 0) as delivered_msgs_per_min,
-        60.0 * received_during_load / nullif(time_to_inject_s, 0) as injected_msgs_per_min,
+        round(60.0 * delivered_incl_drain / nullif(time_to_deliver_s, 0), 2) as delivered_msgs_per_min,
+        round(60.0 * received_during_load / nullif(time_to_inject_s, 0), 2) as injected_msgs_per_min,
         -- injection minus delivery while the load ran, when positive: the queue grows
-        greatest(60.0 * (received_during_load - delivered_during_load) / nullif(time_to_inject_s, 0), 0)
+        round(greatest(60.0 * (received_during_load - delivered_during_load) / nullif(time_to_inject_s, 0), 0), 2)
             as queue_growth_per_min,
         case
             when postal_files > 0 and coalesce(minutes, 0) = 0 then 'failed'
