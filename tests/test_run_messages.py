@@ -96,7 +96,12 @@ def test_dag_ingest_task_logs_the_renamed_run(tmp_path, caplog):
     inbox = _archive(
         tmp_path, ("seed000/s11-elvtune", "s11-elvtune"), ("seed000/s11-elvtune", "s11-elvtune-copy")
     )
-    env = {"MTABENCH_INBOX": str(inbox), "MTABENCH_DATA": str(tmp_path / "data")}
+    # the runs were copied in just now: whole at once (no settle time), as when copied long ago
+    env = {
+        "MTABENCH_INBOX": str(inbox),
+        "MTABENCH_DATA": str(tmp_path / "data"),
+        "MTABENCH_INBOX_SETTLE_S": "0",
+    }
     settings = at.Settings.from_env(env)
     with caplog.at_level(logging.INFO, logger=at.log.name):
         outcomes = at.ingest_new(settings)  # the DAG's ingest task: scan and ingest, one process
