@@ -13,7 +13,7 @@ them into timestamps needs the run's date and timezone and happens in dbt.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 
 from ingest.ledger import Ledger
@@ -105,7 +105,7 @@ class PostalParser(Parser):
             return 70
         return 30 if name.lower().startswith(("postal", "bhm", "rabid")) and hits else 0
 
-    def parse(self, lines: Iterable[tuple[int, str]], ctx: ParseContext) -> Ledger:
+    def batches(self, lines: Iterable[tuple[int, str]], ctx: ParseContext) -> Iterator[Ledger]:
         return _PostalScanner().run(lines)
 
 
@@ -120,19 +120,32 @@ def _stderr_kind(text: str, pos: int) -> tuple[str, re.Match] | None:
 class _PostalScanner:
     def __init__(self) -> None:
         self.ledger = Ledger()
-        self.segments: list[_Segment] = []
+        self.n_segments = 0
         self.seg = self._new_segment("file_start", 1)
 
     # -- segments -------------------------------------------------------------
     def _new_segment(self, started_by: str, line_no: int) -> _Segment:
-        seg = _Segment(index=len(self.segments) + 1, started_by=started_by, first_line=line_no)
-        self.segments.append(seg)
-        return seg
+        self.n_segments += 1
+        return _Segment(index=self.n_segments, started_by=started_by, first_line=line_no)
 
     def _close(self, seg: _Segment) -> None:
+        """The segment is complete: its events still waiting for a row, and its summary."""
         for ev in seg.pending:  # printed after the last row: the unreported final minute
             self._emit_event(seg, ev, None)
         seg.pending.clear()
+        if seg.rows or seg.events or seg.header:
+            self.ledger.add_meta(
+                "postal_segments",
+                line_no=seg.first_line,
+                item_no=0,
+                segment=seg.index,
+                started_by=seg.started_by,
+                first_line=seg.first_line,
+                last_line=max(seg.last_line, seg.first_line),
+                header=seg.header,
+                n_rows=seg.rows,
+                n_events=seg.events,
+            )
 
     def _start(self, started_by: str, line_no: int) -> None:
         self._close(self.seg)
@@ -207,25 +220,15 @@ class _PostalScanner:
         self.seg.pending = pending
 
     # -- scanning -------------------------------------------------------------
-    def run(self, lines: Iterable[tuple[int, str]]) -> Ledger:
+    def run(self, lines: Iterable[tuple[int, str]]) -> Iterator[Ledger]:
         for line_no, raw in lines:
+            # events wait for the row they precede: a batch ends only where none is waiting
+            if self.ledger.full and not self.seg.pending:
+                yield self.ledger
+                self.ledger = Ledger()
             self._scan_line(line_no, raw.rstrip("\r\n"))
         self._close(self.seg)
-        for seg in self.segments:
-            if seg.rows or seg.events or seg.header:
-                self.ledger.add_meta(
-                    "postal_segments",
-                    line_no=seg.first_line,
-                    item_no=0,
-                    segment=seg.index,
-                    started_by=seg.started_by,
-                    first_line=seg.first_line,
-                    last_line=max(seg.last_line, seg.first_line),
-                    header=seg.header,
-                    n_rows=seg.rows,
-                    n_events=seg.events,
-                )
-        return self.ledger
+        yield self.ledger
 
     def _scan_line(self, line_no: int, line: str) -> None:
         L = self.ledger
