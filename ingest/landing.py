@@ -134,6 +134,13 @@ def write_ledger(con, file_id: int, ledger: Ledger, tables: dict[str, str]) -> N
         insert_records(con, table, ledger.rows.get(table, []) + ledger.meta.get(table, []), file_id)
     insert_records(con, "noise", ledger.noise, file_id)
     insert_records(con, "quarantine", ledger.quarantine, file_id)
+    for table, first, last, values in ledger.updates:  # rows an earlier batch of the file landed
+        sets = ", ".join(f'"{k}" = ?' for k in values)
+        unset = " and ".join(f'"{k}" is null' for k in values)
+        con.execute(
+            f"update raw.{table} set {sets} where file_id = ? and line_no between ? and ? and {unset}",
+            [*values.values(), file_id, first, last],
+        )
 
 
 def land_file(

@@ -49,6 +49,9 @@ class Ledger:
     status: dict[int, str] = field(default_factory=dict)
     # rows describing the file as a whole (e.g. segments); they mark no line
     meta: dict[str, list[dict[str, Any]]] = field(default_factory=lambda: defaultdict(list))
+    # values of rows an earlier batch of the file holds, known only now: (table, first line,
+    # last line, values) for the rows of those lines whose `values` columns are all NULL
+    updates: list[tuple[str, int, int, dict[str, Any]]] = field(default_factory=list)
     # per-line JSON view for `mtabench parse` (not kept while landing: KEEP_ITEMS)
     items: dict[int, list[dict[str, Any]]] = field(default_factory=lambda: defaultdict(list))
     keep_items: bool = field(default_factory=KEEP_ITEMS.get)
@@ -68,6 +71,9 @@ class Ledger:
     def add_meta(self, table: str, **fields: Any) -> None:
         self.meta[table].append(fields)
 
+    def add_update(self, table: str, first_line: int, last_line: int, **values: Any) -> None:
+        self.updates.append((table, first_line, last_line, values))
+
     def add_noise(self, line_no: int, item_no: int, kind: str, text: str) -> None:
         self.noise.append({"line_no": line_no, "item_no": item_no, "kind": kind, "text": text})
         if self.keep_items:
@@ -84,7 +90,11 @@ class Ledger:
     def full(self) -> bool:
         """Enough lines for one batch: a streaming parser hands this ledger on at its next
         point of rest (no line waiting on a later one)."""
-        return len(self.status) >= BATCH_LINES
+        return self.filled()
+
+    def filled(self, waiting: int = 0) -> bool:
+        """`full`, counting `waiting` lines the parser holds and has not marked yet."""
+        return len(self.status) + waiting >= BATCH_LINES
 
     @classmethod
     def merged(cls, ledgers: Iterable[Ledger]) -> Ledger:
@@ -101,7 +111,17 @@ class Ledger:
                 out._mark(line_no, status)
             for line_no, items in part.items.items():
                 out.items[line_no].extend(items)
+            for table, first, last, values in part.updates:
+                out._apply(table, first, last, values)
         return out
+
+    def _apply(self, table: str, first: int, last: int, values: dict[str, Any]) -> None:
+        """An update of rows (and their per-line view) already in this ledger."""
+        rows = [r for r in self.rows[table] if first <= r["line_no"] <= last]
+        views = [i for n in range(first, last + 1) for i in self.items.get(n, ()) if i.get("table") == table]
+        for rec in (*rows, *views):
+            if all(rec.get(k) is None for k in values):
+                rec.update(values)
 
     def counts(self, total_lines: int) -> LineCounts:
         missing = [n for n in range(1, total_lines + 1) if n not in self.status]

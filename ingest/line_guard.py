@@ -88,9 +88,10 @@ class GuardedParse:
             read = _Lines(self.open_lines(), bad)
             try:
                 for i, ledger in enumerate(self.parser.batches(read, self.ctx)):
+                    top = max(ledger.status, default=0)
+                    read.forget_through(top)
                     if i < handed:  # handed out before this line went bad: the same again
                         continue
-                    top = max(ledger.status, default=0)
                     for line_no in [n for n in unplaced if n <= top]:
                         _quarantine(ledger, line_no, *bad[line_no])
                         unplaced.remove(line_no)
@@ -108,8 +109,7 @@ class GuardedParse:
                     raise TooManyBadValues(
                         f"more than {MAX_BAD_LINES} lines with bad values (the last at line {line_no}: {exc})"
                     ) from exc
-                text = next(t for n, t in self.open_lines() if n == line_no)
-                bad[line_no] = (f"bad value: {exc}"[:300], text)
+                bad[line_no] = (f"bad value: {exc}"[:300], read.texts[line_no])
                 unplaced.append(line_no)
             except Exception as exc:
                 line_no = blamed_line(sys.exc_info()[2], range(1, read.last + 1), parsers_only=False)
@@ -127,18 +127,24 @@ class GuardedParse:
 
 
 class _Lines:
-    """A file's lines without the bad ones, counting what it reads."""
+    """A file's lines without the bad ones, counting what it reads and keeping the text of
+    each line not yet in a batch handed on (the one a bad value is blamed on is among them)."""
 
     def __init__(self, lines: Iterable[tuple[int, str]], bad: Container[int]) -> None:
         self.lines, self.bad = iter(lines), bad
         self.count = self.last = 0
+        self.texts: dict[int, str] = {}
 
     def __iter__(self) -> Iterator[tuple[int, str]]:
         for line_no, text in self.lines:
             self.count += 1
             self.last = line_no
             if line_no not in self.bad:
+                self.texts[line_no] = text
                 yield line_no, text
+
+    def forget_through(self, line_no: int) -> None:
+        self.texts = {n: t for n, t in self.texts.items() if n > line_no}
 
 
 def _quarantine(ledger: Ledger, line_no: int, reason: str, text: str) -> None:
