@@ -6,6 +6,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
+import duckdb
+
 from ingest import arrow_landing
 from ingest.ledger import KEEP_ITEMS, BatchTally, Ledger, LineCounts
 from ingest.line_guard import GuardedParse
@@ -170,15 +172,35 @@ def land_file(
     return tally.counts(guarded.lines_total or 0)
 
 
+# DuckDB's memory while a file lands in batches: its own row groups are written as they fill,
+# and the blocks just written are not kept cached (DuckDB keeps them, up to memory_limit:
+# 200 MB more for 1 GB of vmstat than for 0.1 GB)
+LANDING_MEMORY = "100MB"
+_SHOWN_AFTER_RESTORE: dict[str, str] = {}  # a limit as DuckDB shows it once restored -> the value set
+
+
 @contextmanager
 def _row_groups_written_as_filled(con) -> Iterator[None]:
-    """DuckDB keeps the rows a transaction appends in memory until it has 5 row groups
-    (`write_buffer_row_group_count`, ~600,000 rows; 180 MB of vmstat rows) before writing them
-    to the database file; a file's batches land in one transaction, so each filled row group
-    is written at once instead, and the memory a file needs does not depend on its length."""
+    """While a file lands: DuckDB writes each row group a transaction fills at once (it keeps
+    5, `write_buffer_row_group_count`, ~600,000 rows, 180 MB of vmstat rows, in memory
+    first), and its memory is held to LANDING_MEMORY (it evicts the blocks it has written).
+    A file's batches land in one transaction: so the memory a file needs does not depend on
+    its length. Both settings are restored after."""
     (before,) = con.execute("select current_setting('write_buffer_row_group_count')").fetchone()
+    (limit,) = con.execute("select current_setting('memory_limit')").fetchone()
+    limit = _SHOWN_AFTER_RESTORE.get(limit, limit)  # DuckDB shows a limit rounded down
     con.execute("set write_buffer_row_group_count = 1")
+    lowered = False
+    try:
+        con.execute(f"set memory_limit = '{LANDING_MEMORY}'")
+        lowered = True
+    except duckdb.Error:  # memory in use that cannot be evicted: land under the usual limit
+        pass
     try:
         yield
     finally:
         con.execute(f"set write_buffer_row_group_count = {int(before)}")
+        if lowered:
+            con.execute(f"set memory_limit = '{limit}'")
+            (shown,) = con.execute("select current_setting('memory_limit')").fetchone()
+            _SHOWN_AFTER_RESTORE[shown] = limit
