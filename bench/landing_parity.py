@@ -113,7 +113,7 @@ def main() -> int:
     ap.add_argument("--batch-lines", type=int, help="lines per ledger batch here (default: the parsers')")
     ap.add_argument("--archive", nargs="*", type=Path, help="archive folders (default: each samples/ folder)")
     args = ap.parse_args()
-    archives = args.archive or [ROOT / "samples" / name for name in SAMPLE_FOLDERS]
+    archives = [a.resolve() for a in args.archive or [ROOT / "samples" / name for name in SAMPLE_FOLDERS]]
     tmp = Path(tempfile.mkdtemp(prefix="landing-parity-"))
     differ = False
     try:
