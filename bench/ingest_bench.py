@@ -55,6 +55,52 @@ def lines_to_gb(lines: int) -> float:
         shutil.rmtree(probe, ignore_errors=True)
 
 
+def vmstat_bench(sizes_gb: list[float], repeat: int, keep: bool) -> int:
+    """`--vmstat-gb X [Y ...]`: wall, CPU and peak RSS of `mtabench ingest` on a run whose only
+    file is a gzipped `vmstat -t 1` capture of X GB of text (bench/vmstat_log.py), best of
+    `repeat` by wall time, for each size; then the peak RSS of the largest size over the
+    smallest's. The memory a parser needs must not grow with its file (there is no pflogsumm
+    for vmstat to compare with).
+
+        uv run --frozen python bench/ingest_bench.py --vmstat-gb 0.1 1.0 [--repeat 1]
+    """
+    from vmstat_log import build_vmstat
+
+    tmp = Path(tempfile.mkdtemp(prefix="ingest-bench-vmstat-", dir="/tmp"))
+    mtabench = str(Path(sys.executable).parent / "mtabench")
+    best: dict[float, dict] = {}
+    try:
+        for gb in sizes_gb:
+            run = tmp / f"archive-{gb}" / f"vmstat-{gb}gb"
+            run.mkdir(parents=True)
+            size, lines, rows = build_vmstat(run / "vmstat.txt.gz", int(gb * 1e9))
+            gz = (run / "vmstat.txt.gz").stat().st_size
+            print(f"vmstat {size / 1e9:.3f} GB of text ({gz / 1e6:.0f} MB gzip), {lines:,} lines", flush=True)
+            for i in range(repeat):
+                data = tmp / f"data-{gb}-{i}"
+                r = timed([mtabench, "ingest", str(run.parent)], dict(os.environ, MTABENCH_DATA=str(data)))
+                shutil.rmtree(data, ignore_errors=True)
+                print(
+                    f"  try {i + 1}: wall {r['wall']:7.2f} s  cpu {r['cpu']:7.2f} s  "
+                    f"peak RSS {r['rss_mb']:7.0f} MB",
+                    flush=True,
+                )
+                if gb not in best or r["wall"] < best[gb]["wall"]:
+                    best[gb] = r
+            shutil.rmtree(run.parent, ignore_errors=True)
+        small, large = min(best), max(best)
+        for gb, r in sorted(best.items()):
+            print(f"{gb} GB: wall {r['wall']:.2f} s, cpu {r['cpu']:.2f} s, peak RSS {r['rss_mb']:.0f} MB")
+        ratio = best[large]["rss_mb"] / best[small]["rss_mb"]
+        print(f"peak RSS {large} GB / {small} GB: {ratio:.2f}x (flat within 20 %: {ratio <= 1.2})")
+    finally:
+        if keep:
+            print(f"kept {tmp}")
+        else:
+            shutil.rmtree(tmp, ignore_errors=True)
+    return 0
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     size = ap.add_mutually_exclusive_group()
@@ -62,7 +108,10 @@ def main() -> int:
     size.add_argument("--gb", type=float)
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--keep", action="store_true")
+    ap.add_argument("--vmstat-gb", type=float, nargs="+", help="time a gzipped vmstat of each size instead")
     args = ap.parse_args()
+    if args.vmstat_gb:
+        return vmstat_bench(args.vmstat_gb, args.repeat, args.keep)
     pflogsumm = shutil.which("pflogsumm")
     if pflogsumm is None:
         raise SystemExit("pflogsumm is not installed (apt-get install pflogsumm)")

@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
+import duckdb
+
 from ingest import arrow_landing
-from ingest.ledger import Ledger, LineCounts
-from ingest.line_guard import parse_guarded
+from ingest.ledger import KEEP_ITEMS, BatchTally, Ledger, LineCounts
+from ingest.line_guard import GuardedParse
 from ingest.parsers import PARSERS
 from ingest.record_insert import insert_records
 from ingest.value_fit import fit_ledger
@@ -132,14 +136,26 @@ def write_ledger(con, file_id: int, ledger: Ledger, tables: dict[str, str]) -> N
         insert_records(con, table, ledger.rows.get(table, []) + ledger.meta.get(table, []), file_id)
     insert_records(con, "noise", ledger.noise, file_id)
     insert_records(con, "quarantine", ledger.quarantine, file_id)
+    for table, first, last, values in ledger.updates:  # rows an earlier batch of the file landed
+        sets = ", ".join(f'"{k}" = ?' for k in values)
+        unset = " and ".join(f'"{k}" is null' for k in values)
+        con.execute(
+            f"update raw.{table} set {sets} where file_id = ? and line_no between ? and ? and {unset}",
+            [*values.values(), file_id, first, last],
+        )
 
 
 def land_file(
     con, parser: Parser, file_id: int, source: FileSource, ctx: ParseContext, view: bool = True
 ) -> LineCounts:
     """Parse one file and write its rows, noise and quarantine (inside the caller's transaction).
-    `view=False`: a Parquet-landed table's view is left for the caller's `refresh_views`."""
-    if parser.format == "maillog":  # lines, messages and minutes in one pass: a stream of one file
+    `view=False`: a Parquet-landed table's view is left for the caller's `refresh_views`.
+
+    The file is read and landed a batch at a time (Parser.batches): each batch's ledger is
+    written and dropped, so memory stays flat whatever the file's length; the caller's one
+    transaction still makes the file land whole or not at all. A maillog lands as a stream
+    of one file (ingest/maillog_run.py): its lines, messages and minutes in one pass."""
+    if parser.format == "maillog":
         from ingest import maillog_run
 
         try:
@@ -154,7 +170,48 @@ def land_file(
         ((table, cols),) = parser.tables.items()
         blocks = bulk(source.path, source.rel_path, ctx)
         return arrow_landing.land(con, file_id, table, f"{PROVENANCE}, {cols}", blocks, view=view)
-    lines = list(source.lines())
-    ledger = parse_guarded(parser, lines, ctx, where=source.rel_path)  # a bad line is quarantined
-    write_ledger(con, file_id, ledger, parser.tables)
-    return ledger.counts(len(lines))
+    guarded = GuardedParse(parser, source.lines, ctx, where=source.rel_path)  # a bad line is quarantined
+    tally = BatchTally()
+    no_items = KEEP_ITEMS.set(False)  # the per-line view is for `mtabench parse`, not landed
+    with _row_groups_written_as_filled(con):
+        try:
+            for ledger in guarded:
+                write_ledger(con, file_id, ledger, parser.tables)
+                tally.add(ledger)
+        finally:
+            KEEP_ITEMS.reset(no_items)
+    return tally.counts(guarded.lines_total or 0)
+
+
+# DuckDB's memory while a file lands in batches: its own row groups are written as they fill,
+# and the blocks just written are not kept cached (DuckDB keeps them, up to memory_limit:
+# 200 MB more for 1 GB of vmstat than for 0.1 GB)
+LANDING_MEMORY = "100MB"
+_SHOWN_AFTER_RESTORE: dict[str, str] = {}  # a limit as DuckDB shows it once restored -> the value set
+
+
+@contextmanager
+def _row_groups_written_as_filled(con) -> Iterator[None]:
+    """While a file lands: DuckDB writes each row group a transaction fills at once (it keeps
+    5, `write_buffer_row_group_count`, ~600,000 rows, 180 MB of vmstat rows, in memory
+    first), and its memory is held to LANDING_MEMORY (it evicts the blocks it has written).
+    A file's batches land in one transaction: so the memory a file needs does not depend on
+    its length. Both settings are restored after."""
+    (before,) = con.execute("select current_setting('write_buffer_row_group_count')").fetchone()
+    (limit,) = con.execute("select current_setting('memory_limit')").fetchone()
+    limit = _SHOWN_AFTER_RESTORE.get(limit, limit)  # DuckDB shows a limit rounded down
+    con.execute("set write_buffer_row_group_count = 1")
+    lowered = False
+    try:
+        con.execute(f"set memory_limit = '{LANDING_MEMORY}'")
+        lowered = True
+    except duckdb.Error:  # memory in use that cannot be evicted: land under the usual limit
+        pass
+    try:
+        yield
+    finally:
+        con.execute(f"set write_buffer_row_group_count = {int(before)}")
+        if lowered:
+            con.execute(f"set memory_limit = '{limit}'")
+            (shown,) = con.execute("select current_setting('memory_limit')").fetchone()
+            _SHOWN_AFTER_RESTORE[shown] = limit

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import codecs
 import gzip
 import hashlib
 import zlib
@@ -10,6 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 GZIP_MAGIC = b"\x1f\x8b"
+BLOCK = 1 << 20  # bytes read (or decompressed) at a time by lines()
 # Encodings tried in order for bytes that are not UTF-8 (seed 000 is Chinese; GB18030 covers GBK).
 FALLBACK_ENCODINGS = ("gb18030", "latin-1")
 
@@ -81,10 +83,63 @@ class FileSource:
             return self._as_utf8(fh.read(n), whole=False)
 
     def lines(self) -> Iterator[tuple[int, str]]:
-        """(line_no, text) with 1-based numbers; a trailing CR is kept for the parser to see."""
-        data = self.data()  # binary refused, UTF-16 decoded; stray control bytes stay for the line
-        for no, raw in enumerate(split_lines(data), start=1):
+        """(line_no, text) with 1-based numbers; a trailing CR is kept for the parser to see.
+
+        Read incrementally (a block at a time, gzip decompressed as it goes): memory does not
+        grow with the file. The same lines as split_lines(data()): binary refused, UTF-16
+        decoded, stray control bytes kept for the line; a bad gzip or UTF-16 stream raises
+        BadInput where it is met."""
+        if self._data is not None:
+            for no, raw in enumerate(split_lines(self._data), start=1):
+                yield no, self.decode(raw)
+            return
+        for no, raw in enumerate(_split_stream(self._utf8_blocks()), start=1):
             yield no, self.decode(raw)
+
+    def _raw_blocks(self) -> Iterator[bytes]:
+        """The file's bytes block by block, gunzipped if gzip."""
+        with self.path.open("rb") as fh:
+            if fh.read(2) != GZIP_MAGIC:
+                if self.rel_path.endswith(".gz"):
+                    raise BadInput("named .gz but is not gzip data")
+                fh.seek(0)
+                while block := fh.read(BLOCK):
+                    yield block
+                return
+            fh.seek(0)
+            try:
+                with gzip.GzipFile(fileobj=fh) as gz:
+                    while block := gz.read(BLOCK):
+                        yield block
+            except (EOFError, zlib.error, gzip.BadGzipFile) as exc:
+                raise BadInput(f"corrupt or truncated gzip: {exc}") from exc
+
+    def _utf8_blocks(self) -> Iterator[bytes]:
+        """_raw_blocks as UTF-8 (UTF-16 re-encoded), the content kind decided on the first
+        64 KiB as data() decides it on the whole."""
+        blocks = self._raw_blocks()
+        first = b""
+        for block in blocks:
+            first += block
+            if len(first) >= 65536:
+                break
+        kind = content_kind(first[:65536])
+        if kind == "binary":
+            raise BadInput("binary content (mostly non-text bytes): not a benchmark text output")
+        if not kind.startswith("utf-16"):
+            if first:
+                yield first
+            yield from blocks
+            return
+        self.encoding = kind
+        decoder = codecs.getincrementaldecoder("utf-16" if first[:2] in UTF16_BOMS else kind)("strict")
+        try:
+            yield decoder.decode(first).encode("utf-8")
+            for block in blocks:
+                yield decoder.decode(block).encode("utf-8")
+            yield decoder.decode(b"", final=True).encode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise BadInput(f"UTF-16 text that does not decode: {exc}") from exc
 
     def decode(self, raw: bytes) -> str:
         try:
@@ -108,6 +163,21 @@ def split_lines(data: bytes) -> list[bytes]:
     if parts[-1] == b"":
         parts.pop()
     return parts
+
+
+def _split_stream(blocks: Iterator[bytes]) -> Iterator[bytes]:
+    """split_lines over a stream of blocks: LF only, no phantom last line."""
+    rest: list[bytes] = []  # the line begun and not yet ended (a long line: many blocks)
+    for block in blocks:
+        if b"\n" not in block:
+            rest.append(block)
+            continue
+        parts = block.split(b"\n")
+        parts[0] = b"".join([*rest, parts[0]])
+        rest = [parts.pop()]
+        yield from parts
+    if last := b"".join(rest):
+        yield last
 
 
 def count_lines(data: bytes) -> int:

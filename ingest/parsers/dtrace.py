@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -98,54 +98,53 @@ class DtraceParser(Parser):
             return 80
         return 20 if name.endswith((".d", ".bt")) or "dtrace" in name.lower() else 0
 
-    def parse(self, lines: Iterable[tuple[int, str]], ctx: ParseContext) -> Ledger:
-        items = self._classify([(n, raw.rstrip("\r\n")) for n, raw in lines])
-        return self._emit(items)
+    def batches(self, lines: Iterable[tuple[int, str]], ctx: ParseContext) -> Iterator[Ledger]:
+        return self._emit(self._classify((n, raw.rstrip("\r\n")) for n, raw in lines))
 
-    # pass 1: what each line is on its own
-    def _classify(self, lines: list[tuple[int, str]]) -> list[_Item]:
-        items: list[_Item] = []
+    # step 1: what each line is on its own
+    def _classify(self, lines: Iterable[tuple[int, str]]) -> Iterator[_Item]:
         in_probe = False
         for n, line in lines:
             s = line.strip()
             if not s:
-                items.append(_Item(n, "blank", line, {}))
+                yield _Item(n, "blank", line, {})
                 continue
             if INTERRUPT.match(s):
-                items.append(_Item(n, "interrupt", line, {}))
+                yield _Item(n, "interrupt", line, {})
             elif m := DTRACE_MSG.match(line):
-                items.append(_Item(n, "dtrace_msg", line, {"msg": m["msg"]}))
+                yield _Item(n, "dtrace_msg", line, {"msg": m["msg"]})
             elif BPF_ATTACH.match(s):
-                items.append(_Item(n, "bpf_attach", line, {}))
+                yield _Item(n, "bpf_attach", line, {})
             elif PROBE_HEADER.match(line):
                 in_probe = True
-                items.append(_Item(n, "probe_header", line, {}))
+                yield _Item(n, "probe_header", line, {})
             elif in_probe and (m := PROBE_LINE.match(line)):
-                items.append(_Item(n, "probe", line, m.groupdict()))
+                yield _Item(n, "probe", line, m.groupdict())
             elif HIST_HEADER.match(line):
-                items.append(_Item(n, "hist_header", line, {}))
+                yield _Item(n, "hist_header", line, {})
             elif m := HIST_ROW.match(line):
-                items.append(_Item(n, "hist_row", line, m.groupdict()))
+                yield _Item(n, "hist_row", line, m.groupdict())
             elif m := BPF_ROW.match(s):
-                items.append(_Item(n, "bpf_row", line, m.groupdict()))
+                yield _Item(n, "bpf_row", line, m.groupdict())
             elif m := BPF_AGG.match(s):
-                items.append(_Item(n, "bpf_agg", line, m.groupdict()))
+                yield _Item(n, "bpf_agg", line, m.groupdict())
             elif line[:1].isspace() and INT.match(s.split()[-1]):
-                items.append(_Item(n, "agg_row", line, {}))
+                yield _Item(n, "agg_row", line, {})
             else:
-                items.append(_Item(n, "printf", line, {}))
-        return items
+                yield _Item(n, "printf", line, {})
 
-    # pass 2: context (blocks, keys above histogram headers) and output
-    def _emit(self, items: list[_Item]) -> Ledger:
+    # step 2: context (blocks, keys above histogram headers) and output, one item looked ahead
+    def _emit(self, items: Iterator[_Item]) -> Iterator[Ledger]:
         L = Ledger()
         block = 0
         hist: dict | None = None  # current histogram block
         agg_block: int | None = None
         prev_kind = "blank"
-        # an indented line directly above a DTrace histogram header is its key
-        for i, it in enumerate(items):
-            nxt = items[i + 1] if i + 1 < len(items) else None
+        prev_text = ""
+        nxt = next(items, None)
+        while nxt is not None:
+            it, nxt = nxt, next(items, None)
+            # an indented line directly above a DTrace histogram header is its key
             if (
                 nxt
                 and nxt.kind == "hist_header"
@@ -153,7 +152,9 @@ class DtraceParser(Parser):
                 and it.text[:1].isspace()
             ):
                 it.kind = "hist_key"
-        for it in items:
+            if hist is None and L.full:  # an open histogram's rows land when it closes
+                yield L
+                L = Ledger()
             n, kind = it.line_no, it.kind
             if kind not in ("hist_row", "bpf_row") and hist is not None:
                 self._close_hist(L, hist)
@@ -184,7 +185,7 @@ class DtraceParser(Parser):
                 block += 1
                 key = None
                 if prev_kind == "hist_key":
-                    key = self._prev_text
+                    key = prev_text
                 hist = {"block": block, "tool": "dtrace", "name": None, "key": key, "rows": [], "kind": None}
                 L.add_noise(n, 0, "histogram_header", it.text)
             elif kind == "bpf_agg":
@@ -233,11 +234,11 @@ class DtraceParser(Parser):
                     L.add_quarantine(n, 0, "histogram row without a histogram header", it.text)
                 else:
                     hist["rows"].append(it)
-            self._prev_text = it.text.strip()
+            prev_text = it.text.strip()
             prev_kind = kind
         if hist is not None:
             self._close_hist(L, hist)
-        return L
+        yield L
 
     def _close_hist(self, L: Ledger, hist: dict) -> None:
         rows = hist["rows"]
@@ -318,10 +319,13 @@ class SampleSeriesParser(Parser):
             return 75
         return 0
 
-    def parse(self, lines: Iterable[tuple[int, str]], ctx: ParseContext) -> Ledger:
+    def batches(self, lines: Iterable[tuple[int, str]], ctx: ParseContext) -> Iterator[Ledger]:
         L = Ledger()
         seq = 0
         for n, raw in lines:
+            if L.full:
+                yield L
+                L = Ledger()
             s = raw.strip()
             if not s:
                 L.add_noise(n, 0, "blank", raw)
@@ -332,4 +336,4 @@ class SampleSeriesParser(Parser):
                 L.add("sample_values", n, 0, seq=seq, value=float(s))
             else:
                 L.add_quarantine(n, 0, "not a single number", raw)
-        return L
+        yield L

@@ -10,7 +10,7 @@ stamped line that is not a reject is quarantined: a rejectlog should hold none.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 
 from ingest.ledger import Ledger
 from ingest.parsers.base import ParseContext, Parser
@@ -33,10 +33,13 @@ class EximRejectlogParser(Parser):
         # a mainlog holding only rejects reads the same: its name decides
         return 95 if "reject" in name.lower() else 40
 
-    def parse(self, lines: Iterable[tuple[int, str]], ctx: ParseContext) -> Ledger:
+    def batches(self, lines: Iterable[tuple[int, str]], ctx: ParseContext) -> Iterator[Ledger]:
         L = Ledger()
         after_reject = False
         for line_no, raw in lines:
+            if L.full:
+                yield L
+                L = Ledger()
             text = raw.rstrip("\r\n")
             if not text.strip():
                 L.add_noise(line_no, 0, "blank", raw)
@@ -51,4 +54,4 @@ class EximRejectlogParser(Parser):
             else:
                 reason = "not an Exim rejectlog line (no stamp, no reject before it)"
                 L.add_quarantine(line_no, 0, reason, text)
-        return L
+        yield L

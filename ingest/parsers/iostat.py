@@ -23,9 +23,10 @@ interval (interval from ctx.commands['iostat_command']). Decimal commas are read
 
 from __future__ import annotations
 
+import itertools
 import json
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import date, datetime, timedelta
 
@@ -166,17 +167,24 @@ class IostatParser(Parser):
         return 0
 
     # -- parsing ----------------------------------------------------------------
-    def parse(self, lines: Iterable[tuple[int, str]], ctx: ParseContext) -> Ledger:
+    def batches(self, lines: Iterable[tuple[int, str]], ctx: ParseContext) -> Iterator[Ledger]:
+        return IostatParser()._batches(lines, ctx)  # its own instance: the parse state lives on it
+
+    def _batches(self, lines: Iterable[tuple[int, str]], ctx: ParseContext) -> Iterator[Ledger]:
         self.L = L = Ledger()
         self.ctx = ctx
         cmd = ctx.commands.get("iostat_command")
         self.interval = _interval(cmd)
         self.boot_first = not _skips_boot(cmd)
-        lines = [(n, raw.rstrip("\r\n")) for n, raw in lines]
-        self.decimal_comma = any(re.search(r"\s\d+,\d\d(?:\s|$)", t) for _, t in lines[:400])
+        stripped_lines = ((n, raw.rstrip("\r\n")) for n, raw in lines)
+        head = list(itertools.islice(stripped_lines, 400))  # decimal commas: decided on the head
+        self.decimal_comma = any(re.search(r"\s\d+,\d\d(?:\s|$)", t) for _, t in head)
         st = self.st = _State()
         expect_cpu_values = False
-        for line_no, line in lines:
+        for line_no, line in itertools.chain(head, stripped_lines):
+            if L.full and not st.json_lines:  # a JSON document lands whole, when it closes
+                yield L
+                self.L = L = Ledger()
             stripped = line.strip()
             if st.json_lines or (JSON_START.match(line) and not st.json_lines):
                 st.json_lines.append((line_no, line))
@@ -240,7 +248,7 @@ class IostatParser(Parser):
         if st.json_lines:  # unterminated JSON
             for n, t in st.json_lines:
                 L.add_quarantine(n, 0, "unterminated iostat JSON document", t)
-        return L
+        yield L
 
     def _new_segment(self, banner_date: str | None) -> None:
         st = self.st

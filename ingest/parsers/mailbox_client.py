@@ -3,7 +3,7 @@ used where rabid cannot log in): `utc,protocol,user,ok,messages`, one row per se
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from datetime import datetime
 
 from ingest.ledger import Ledger
@@ -24,9 +24,12 @@ class MailboxClientParser(Parser):
     def sniff(self, head: str, name: str) -> int:
         return 90 if head.lstrip("\ufeff").startswith(HEADER) else 0
 
-    def parse(self, lines: Iterable[tuple[int, str]], ctx: ParseContext) -> Ledger:
+    def batches(self, lines: Iterable[tuple[int, str]], ctx: ParseContext) -> Iterator[Ledger]:
         L = Ledger()
         for line_no, raw in lines:
+            if L.full:
+                yield L
+                L = Ledger()
             text = raw.rstrip("\r\n").lstrip("\ufeff")
             if not text.strip():
                 L.add_noise(line_no, 0, "blank", text)
@@ -48,4 +51,4 @@ class MailboxClientParser(Parser):
                 L.add_quarantine(line_no, 0, "not a utc,protocol,user,ok,messages row", text)
                 continue
             L.add("mailbox_client_sessions", line_no, 1, **row)
-        return L
+        yield L

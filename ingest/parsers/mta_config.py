@@ -15,7 +15,7 @@ Comments (`#`, m4 `dnl`) and blank lines are noise; section and instance headers
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 
 from ingest.ledger import Ledger
 from ingest.parsers.base import ParseContext, Parser
@@ -68,10 +68,13 @@ class MtaConfigParser(Parser):
             return 85
         return 0
 
-    def parse(self, lines: Iterable[tuple[int, str]], ctx: ParseContext) -> Ledger:
+    def batches(self, lines: Iterable[tuple[int, str]], ctx: ParseContext) -> Iterator[Ledger]:
         L = Ledger()
         section = instance = None
         for line_no, raw in lines:
+            if L.full:
+                yield L
+                L = Ledger()
             text = raw.rstrip("\r\n")
             stripped = text.strip()
             if not stripped:
@@ -87,7 +90,7 @@ class MtaConfigParser(Parser):
             else:
                 name, value = self._setting(text, stripped, section, instance)
                 L.add("postconf_settings", line_no, 1, name=name, value=value)
-        return L
+        yield L
 
     @staticmethod
     def _setting(text: str, stripped: str, section: str | None, instance: str | None) -> tuple[str, str]:

@@ -13,7 +13,7 @@ them into timestamps needs the run's date and timezone and happens in dbt.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 
 from ingest.ledger import Ledger
@@ -105,7 +105,7 @@ class PostalParser(Parser):
             return 70
         return 30 if name.lower().startswith(("postal", "bhm", "rabid")) and hits else 0
 
-    def parse(self, lines: Iterable[tuple[int, str]], ctx: ParseContext) -> Ledger:
+    def batches(self, lines: Iterable[tuple[int, str]], ctx: ParseContext) -> Iterator[Ledger]:
         return _PostalScanner().run(lines)
 
 
@@ -120,25 +120,62 @@ def _stderr_kind(text: str, pos: int) -> tuple[str, re.Match] | None:
 class _PostalScanner:
     def __init__(self) -> None:
         self.ledger = Ledger()
-        self.segments: list[_Segment] = []
+        self.n_segments = 0
         self.seg = self._new_segment("file_start", 1)
+        # events waiting for their row that a batch handed on already holds (segment and
+        # next_row_seq NULL until the row comes: then one update sets them), their first and last line
+        self.landed = 0
+        self.landed_lines = (0, 0)
 
     # -- segments -------------------------------------------------------------
     def _new_segment(self, started_by: str, line_no: int) -> _Segment:
-        seg = _Segment(index=len(self.segments) + 1, started_by=started_by, first_line=line_no)
-        self.segments.append(seg)
-        return seg
+        self.n_segments += 1
+        return _Segment(index=self.n_segments, started_by=started_by, first_line=line_no)
 
     def _close(self, seg: _Segment) -> None:
-        for ev in seg.pending:  # printed after the last row: the unreported final minute
-            self._emit_event(seg, ev, None)
-        seg.pending.clear()
+        """The segment is complete: its events still waiting for a row, and its summary."""
+        self._emit_pending(seg, None)  # printed after the last row: the unreported final minute
+        if seg.rows or seg.events or seg.header:
+            self.ledger.add_meta(
+                "postal_segments",
+                line_no=seg.first_line,
+                item_no=0,
+                segment=seg.index,
+                started_by=seg.started_by,
+                first_line=seg.first_line,
+                last_line=max(seg.last_line, seg.first_line),
+                header=seg.header,
+                n_rows=seg.rows,
+                n_events=seg.events,
+            )
 
     def _start(self, started_by: str, line_no: int) -> None:
         self._close(self.seg)
         self.seg = self._new_segment(started_by, line_no)
 
     # -- items ----------------------------------------------------------------
+    def _emit_pending(self, seg: _Segment, next_row_seq: int | None) -> None:
+        """The events waiting for a row have it (or the segment ended: None)."""
+        if self.landed:
+            first, last = self.landed_lines
+            self.ledger.add_update("postal_events", first, last, segment=seg.index, next_row_seq=next_row_seq)
+            seg.events += self.landed
+            seg.last_line = max(seg.last_line, last)
+            self.landed = 0
+        for ev in seg.pending:
+            self._emit_event(seg, ev, next_row_seq)
+        seg.pending.clear()
+
+    def _land_pending(self) -> None:
+        """Hand the waiting events on with the batch, their row still to come."""
+        pending = self.seg.pending
+        for ev in pending:
+            self.ledger.add("postal_events", segment=None, next_row_seq=None, **ev)
+        first = self.landed_lines[0] if self.landed else pending[0]["line_no"]
+        self.landed_lines = (first, pending[-1]["line_no"])
+        self.landed += len(pending)
+        pending.clear()
+
     def _emit_event(self, seg: _Segment, ev: dict, next_row_seq: int | None) -> None:
         seg.events += 1
         seg.last_line = max(seg.last_line, ev["line_no"])
@@ -196,36 +233,26 @@ class _PostalScanner:
             is_first_row=seg.rows == 1,
             is_repeat_label=repeat,
         )
-        for ev in seg.pending:  # printed before this row: happened during its minute
-            self._emit_event(seg, ev, seg.rows)
-        seg.pending.clear()
+        self._emit_pending(seg, seg.rows)  # printed before this row: happened during its minute
 
     def _start_keeping_pending(self, started_by: str, line_no: int) -> None:
         # Errors printed just before the jumped-to row belong to that row's run.
         pending, self.seg.pending = self.seg.pending, []
+        landed, self.landed = self.landed, 0
         self._start(started_by, line_no)
-        self.seg.pending = pending
+        self.seg.pending, self.landed = pending, landed
 
     # -- scanning -------------------------------------------------------------
-    def run(self, lines: Iterable[tuple[int, str]]) -> Ledger:
+    def run(self, lines: Iterable[tuple[int, str]]) -> Iterator[Ledger]:
         for line_no, raw in lines:
+            if self.ledger.filled(len(self.seg.pending)):
+                if self.seg.pending:  # events wait for the row they precede: landed without it
+                    self._land_pending()
+                yield self.ledger
+                self.ledger = Ledger()
             self._scan_line(line_no, raw.rstrip("\r\n"))
         self._close(self.seg)
-        for seg in self.segments:
-            if seg.rows or seg.events or seg.header:
-                self.ledger.add_meta(
-                    "postal_segments",
-                    line_no=seg.first_line,
-                    item_no=0,
-                    segment=seg.index,
-                    started_by=seg.started_by,
-                    first_line=seg.first_line,
-                    last_line=max(seg.last_line, seg.first_line),
-                    header=seg.header,
-                    n_rows=seg.rows,
-                    n_events=seg.events,
-                )
-        return self.ledger
+        yield self.ledger
 
     def _scan_line(self, line_no: int, line: str) -> None:
         L = self.ledger
@@ -254,7 +281,7 @@ class _PostalScanner:
                 self._flush_gap(line_no, item, line, gap_start, pos)
                 gap_start = None
                 item += 1
-                if self.seg.rows or self.seg.events or self.seg.pending:
+                if self.seg.rows or self.seg.events or self.seg.pending or self.landed:
                     self._start("prompt", line_no)
                 L.add_noise(line_no, item, "prompt", m.group(0))
             elif m := ROW.match(line, pos):

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 
 from ingest.ledger import Ledger
 from ingest.parsers.base import ParseContext, Parser
@@ -25,9 +25,12 @@ class PostconfParser(Parser):
             return 60 + (20 if "postconf" in name.lower() or "main.cf" in name.lower() else 0)
         return 0
 
-    def parse(self, lines: Iterable[tuple[int, str]], ctx: ParseContext) -> Ledger:
+    def batches(self, lines: Iterable[tuple[int, str]], ctx: ParseContext) -> Iterator[Ledger]:
         ledger = Ledger()
         for line_no, raw in lines:
+            if ledger.full:
+                yield ledger
+                ledger = Ledger()
             text = raw.rstrip("\r\n")
             if not text.strip():
                 ledger.add_noise(line_no, 0, "blank", text)
@@ -37,4 +40,4 @@ class PostconfParser(Parser):
                 ledger.add("postconf_settings", line_no, 1, name=m["name"], value=m["value"].strip())
             else:
                 ledger.add_quarantine(line_no, 0, "not a `name = value` setting", text)
-        return ledger
+        yield ledger

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 
 from ingest.ledger import Ledger
 from ingest.parsers.base import ParseContext, Parser
@@ -35,9 +35,12 @@ class QueueSizesParser(Parser):
         rows = sum(1 for ln in lines if ROW.match(ln))
         return 80 if rows / len(lines) > 0.8 else 0
 
-    def parse(self, lines: Iterable[tuple[int, str]], ctx: ParseContext) -> Ledger:
+    def batches(self, lines: Iterable[tuple[int, str]], ctx: ParseContext) -> Iterator[Ledger]:
         L = Ledger()
         for line_no, raw in lines:
+            if L.full:
+                yield L
+                L = Ledger()
             text = raw.strip()
             if not text:
                 L.add_noise(line_no, 0, "blank", raw)
@@ -55,4 +58,4 @@ class QueueSizesParser(Parser):
                 L.add_quarantine(
                     line_no, 0, "not a queue sample row (utc,incoming,active,deferred,maildrop)", raw
                 )
-        return L
+        yield L

@@ -9,7 +9,7 @@ gives one `smtp_source_runs` row: messages = the last counter value.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from datetime import UTC, datetime
 
 from ingest.ledger import Ledger
@@ -63,16 +63,17 @@ class SmtpSourceParser(Parser):
             return 40 if any(COUNTER.match(ln) for ln in lines if ln) else 0
         return 0
 
-    def parse(self, lines: Iterable[tuple[int, str]], ctx: ParseContext) -> Ledger:
+    def batches(self, lines: Iterable[tuple[int, str]], ctx: ParseContext) -> Iterator[Ledger]:
         L = Ledger()
-        runs: list[dict] = []
+        n_runs = 0
         run: dict | None = None
 
         def current(line_no: int) -> dict:
-            nonlocal run
+            nonlocal run, n_runs
             if run is None:
+                n_runs += 1
                 run = {
-                    "run_seq": len(runs) + 1,
+                    "run_seq": n_runs,
                     "line_no": line_no,
                     "item_no": 0,
                     "start_at": None,
@@ -83,17 +84,20 @@ class SmtpSourceParser(Parser):
                     "sink_quits": None,
                     "sink_messages": None,
                 }
-                runs.append(run)
             return run
 
         for line_no, raw in lines:
+            if L.full:
+                yield L
+                L = Ledger()
             line = raw.rstrip("\n")
             text = line.strip()
             if not text:
                 L.add_noise(line_no, 0, "blank", line)
             elif m := STAMP.match(text):
                 at = parse_iso_utc(m["at"])
-                if m["what"] == "start":
+                if m["what"] == "start" and run is not None:  # the run before is complete
+                    _add_run(L, run)
                     run = None
                 r = current(line_no)
                 r[f"{m['what']}_at"] = at
@@ -157,7 +161,11 @@ class SmtpSourceParser(Parser):
                 L.add_noise(line_no, 0, "wrapper", line)
             else:
                 L.add_quarantine(line_no, 0, "unrecognised line in smtp-source/smtp-sink output", line)
-        for r in runs:
-            dur = (r["end_at"] - r["start_at"]).total_seconds() if r["start_at"] and r["end_at"] else None
-            L.add_meta("smtp_source_runs", **r, duration_s=dur)
-        return L
+        if run is not None:
+            _add_run(L, run)
+        yield L
+
+
+def _add_run(L: Ledger, r: dict) -> None:
+    dur = (r["end_at"] - r["start_at"]).total_seconds() if r["start_at"] and r["end_at"] else None
+    L.add_meta("smtp_source_runs", **r, duration_s=dur)

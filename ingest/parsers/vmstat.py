@@ -22,9 +22,10 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
+from functools import cache
 
 from ingest.ledger import Ledger
 from ingest.parsers.base import ParseContext, Parser
@@ -91,6 +92,7 @@ def _layout(tokens: list[str], group_kind: str | None) -> _Layout | None:
     return _Layout("procps", names, zone=zone)
 
 
+@cache
 def _interval(command: str | None) -> float | None:
     if not command:
         return None
@@ -145,7 +147,7 @@ class VmstatParser(Parser):
             return 85
         return 20 if "vmstat" in name.lower() and group else 0
 
-    def parse(self, lines: Iterable[tuple[int, str]], ctx: ParseContext) -> Ledger:
+    def batches(self, lines: Iterable[tuple[int, str]], ctx: ParseContext) -> Iterator[Ledger]:
         L = Ledger()
         layout: _Layout | None = None
         group_kind: str | None = None
@@ -155,6 +157,9 @@ class VmstatParser(Parser):
         new_pending = True
         file_command: str | None = None
         for line_no, raw in lines:
+            if L.full:  # every line before this one is final: the header state carries on
+                yield L
+                L = Ledger()
             line = raw.rstrip("\r\n")
             toks = line.split()
             if not toks:
@@ -222,7 +227,7 @@ class VmstatParser(Parser):
                 layout=layout.kind,
                 **rec,
             )
-        return L
+        yield L
 
     @staticmethod
     def _record(layout: _Layout, toks: list[str]) -> dict:
@@ -261,9 +266,12 @@ class VmstatParser(Parser):
 
 def _stamp_utc(text: str, zone: str | None, ctx: ParseContext) -> datetime | None:
     try:
-        local = datetime.strptime(text, "%Y-%m-%d %H:%M:%S")
+        local = datetime.fromisoformat(text)  # `YYYY-MM-DD HH:MM:SS` (STAMP_DATE, STAMP_TIME): fast
     except ValueError:
-        return None
+        try:  # strptime also reads non-ASCII digits, which the stamp patterns let through
+            local = datetime.strptime(text, "%Y-%m-%d %H:%M:%S")
+        except ValueError:
+            return None
     if zone and zone.upper() in UTC_NAMES:
         return local
     return local - timedelta(minutes=ctx.utc_offset_minutes)
