@@ -116,9 +116,10 @@ def test_a_message_spanning_a_runs_files_is_one_message(tmp_path):
             files = dict(
                 con.execute("select regexp_extract(path, '[^/]+$'), file_id from raw.files").fetchall()
             )
+            ids = ", ".join(repr(q.decode()) for q in spanning)
             rows = con.execute(
                 "select queue_id, first_file_id, count(*) over (partition by queue_id) "
-                f"from raw.maillog_messages where has_lines = 1 and queue_id in ({', '.join(repr(q.decode()) for q in spanning)})"
+                f"from raw.maillog_messages where has_lines = 1 and queue_id in ({ids})"
             ).fetchall()
         assert {r[0].encode() for r in rows} == spanning
         assert all(n == 1 and fid == files["maillog.gz"] for _, fid, n in rows)
