@@ -229,7 +229,7 @@ def dataset_queries() -> dict[str, str]:
     for f in sorted(DATASETS.rglob("*.yaml")):
         doc = yaml.safe_load(f.read_text())
         if doc.get("sql"):
-            out[doc["table_name"]] = doc["sql"]
+            out[doc["table_name"]] = rendered(doc["sql"])
     return out
 
 
@@ -274,6 +274,7 @@ def default_filtered_queries() -> dict[str, str]:
                 continue
             meta = item["meta"]
             name, sql, columns = datasets[chart_dataset[meta["uuid"]]]
+            sql = rendered(sql, {col: values for col, values, _ in defaults})
             where = [
                 f"{col} in ({', '.join(repr(v) for v in values)})"
                 for col, values, excluded in defaults
@@ -312,6 +313,18 @@ def _sql_value(v: object) -> str:
     return str(v) if isinstance(v, int | float) else "'" + str(v).replace("'", "''") + "'"
 
 
+def rendered(sql: str, values: dict[str, list] | None = None) -> str:
+    """A dataset's SQL as Superset renders its Jinja (ENABLE_TEMPLATE_PROCESSING) when a
+    dashboard opens: `filter_values(column)` gives the native filters' values, `where_in` a
+    SQL list."""
+    import jinja2
+
+    env = jinja2.Environment(undefined=jinja2.StrictUndefined)
+    env.filters["where_in"] = lambda vals: "(" + ", ".join(_sql_value(v) for v in vals) + ")"
+    given = values or {}
+    return env.from_string(sql).render(filter_values=lambda column: list(given.get(column, [])))
+
+
 def chart_queries() -> dict[str, str]:
     """Every chart of every dashboard as Superset queries it when the dashboard opens: the
     chart's saved query (its query_context: columns, metrics, WHERE, filters, order, row
@@ -342,6 +355,7 @@ def chart_queries() -> dict[str, str]:
                 for col, values, excluded in defaults
                 if col in columns and item["meta"].get("chartId") not in excluded
             }
+            sql = rendered(sql, {col: values for col, values, _ in defaults})
             where = [f"({w})" for w in [(q.get("extras") or {}).get("where")] if w]
             for flt in q.get("filters") or []:
                 if flt["col"] in native or flt["col"] not in columns:

@@ -665,9 +665,13 @@ def _ingest_maillogs(
         con.execute("begin")
         try:
             # every maillog of the run on record: a file gone from the run goes with its rows
-            for fid in on_record | {f[1] for f in files}:
-                delete_file_rows(con, fid, fmt, every_table=False, view=False)
+            # a file that never landed has no rows: no delete (each scans its tables)
+            for _, fid, _, prev, _, _ in files:
+                if prev is not None:
+                    delete_file_rows(con, fid, prev.format or fmt, every_table=False, view=False)
             gone = on_record - {f[1] for f in files}
+            for fid in gone:
+                delete_file_rows(con, fid, fmt, every_table=False, view=False)
             if gone:
                 con.execute(
                     f"delete from raw.files where file_id in ({', '.join(str(int(f)) for f in gone)})"

@@ -126,7 +126,7 @@ def test_two_copies_build_like_one_and_one_more_run_touches_no_other(tmp_path, m
     assert messages[new_run] == messages[victim] == one["messages"][victim]
 
 
-def test_a_paged_table_is_measured_by_the_queries_superset_sends(built_db):
+def test_a_paged_table_is_measured_by_the_queries_superset_sends(built_db, data_dir):
     """The benchmark times a server-paginated table chart as Superset queries it: one ordered
     page and a row count (the whole result is never fetched). On the samples, each page holds
     rows of the whole filtered result, as many as a page or the result has, and the count is
@@ -139,7 +139,8 @@ def test_a_paged_table_is_measured_by_the_queries_superset_sends(built_db):
     pages = {k.removesuffix(" first page"): v for k, v in queries.items() if k.endswith(" first page")}
     # the which-setting-won table (ranked differences) is paginated, with a default confidence
     assert any(k.startswith("which_setting_won_ranked") for k in pages), sorted(queries)
-    with duckdb.connect(str(built_db), read_only=True) as con:
+    serving = data_dir / "serving" / "mtabench.duckdb"  # what Superset reads: compare_runs() is there
+    with duckdb.connect(str(serving), read_only=True) as con:
         for key, page_sql in pages.items():
             count = con.execute(queries[f"{key} row count"]).fetchone()[0]
             head, _, limit = page_sql.rpartition(" limit ")
@@ -152,7 +153,7 @@ def test_a_paged_table_is_measured_by_the_queries_superset_sends(built_db):
             con.execute(sql).fetchall()
 
 
-def test_every_chart_of_every_dashboard_is_measured_by_its_own_query(built_db):
+def test_every_chart_of_every_dashboard_is_measured_by_its_own_query(built_db, data_dir):
     """The benchmark's chart list holds every chart placed on a dashboard (a paged table twice:
     its page and its row count) and each query runs on the samples. A grouped chart returns a
     row per group: the error-events-by-code chart, one per (minute since start, code) of its
@@ -170,7 +171,8 @@ def test_every_chart_of_every_dashboard_is_measured_by_its_own_query(built_db):
     ]
     paged = sum(1 for c in placed if _paged(c.get("params") or {}))  # raw tables paged on the server
     assert len(queries) == len(placed) + paged
-    with duckdb.connect(str(built_db), read_only=True) as con:
+    serving = data_dir / "serving" / "mtabench.duckdb"  # what Superset reads: compare_runs() is there
+    with duckdb.connect(str(serving), read_only=True) as con:
         for sql in queries.values():
             con.execute(sql).fetchall()
         (key,) = [k for k in queries if k.startswith("Error events per minute by SMTP code")]
