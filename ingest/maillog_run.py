@@ -41,7 +41,7 @@ MESSAGES, MINUTES = "maillog_messages", "maillog_minutes"
 
 LINES_DDL = f"{PROVENANCE}, {maillog.COLUMNS}"
 
-FLUSH_MESSAGES = 200_000  # completed messages written as a part at once: memory stays flat
+FLUSH_MESSAGES = 50_000  # completed messages written as a part at once: memory stays flat
 HEAD = 1 << 16  # bytes read of a file to find its first time stamp
 
 
