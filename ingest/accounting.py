@@ -21,9 +21,8 @@ def landed_lines_sql(files: str = "true") -> str:
     one row per line, unique per file (dbt's `(file_id, line_no)` test on stg_maillog__lines,
     which gates publishing), and their lines are no other table's (the parser sends a line
     to its rows, or to noise or quarantine): their rows are counted, not made distinct. A
-    distinct over 86 M maillog lines took 22 s of validate at 236x the samples (issue 18,
-    "Scale"). A row counted twice would make landed_lines exceed lines_total: the check
-    fails then too."""
+    distinct over 86 M maillog lines took 22 s of validate at 236x the samples. A row counted
+    twice would make landed_lines exceed lines_total: the check fails then too."""
     derived = derived_tables()
     counted = [t for t in bulk_tables() if t not in derived]
     union = "\n        union ".join(

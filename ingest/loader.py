@@ -528,7 +528,7 @@ def _ingest_file(
     note = det.note if isinstance(det, Detection) else None
     con.execute("begin")
     try:
-        if prev is not None:  # a file that never landed has no rows: no delete (issue 18)
+        if prev is not None:  # a file that never landed has no rows: no delete
             delete_file_rows(con, fid, prev.format, every_table=False, view=False)
         if isinstance(det, Exception):
             raise det

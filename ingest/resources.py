@@ -6,7 +6,7 @@ environment with defaults that leave room beside other jobs; dbt reads the same 
 `dbt_project/profiles.yml`. Past the limit DuckDB spills to its temporary directory
 (`<db>.tmp` beside the file unless MTABENCH_DUCKDB_TEMP_DIR says otherwise). The 1GB default
 holds every stage's peak RSS under 2 GB at 32x the samples (960 runs; with 4GB the build
-reached 4.4 GB RSS), at the price of a slower build (spilling; README "Scale").
+reached 4.4 GB RSS), at the price of a slower build (spilling; docs/pipeline.md).
 """
 
 from __future__ import annotations

@@ -3,7 +3,7 @@
 
 -- pflogsumm's totals over each run's maillog (the drain log kept apart), and the
 -- injection/delivery balance inside the load window: one row per run, built per run so the
--- cross-run `runs` mart reads this instead of every line (issue 18, "Scale").
+-- cross-run `runs` mart reads this instead of every line.
 
 with
 
@@ -21,7 +21,7 @@ lines as (
     from {{ ref('int_maillog__lines') }}
     where {{ per_run_files_only('file_id') }}
         -- the kinds a total counts; the scan skips the rest (connections, queue manager
-        -- lines, ...): 24 s against 14 s at 236x the samples (issue 18, "Scale")
+        -- lines, ...): 24 s against 14 s at 236x the samples
         and kind in ('client', 'pickup', 'arrival', 'from', 'delivery', 'reject')
 ),
 

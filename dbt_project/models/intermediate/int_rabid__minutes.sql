@@ -5,7 +5,7 @@
 -- package as postal, drains the mailboxes over POP, and IMAP with -i). Same clock rules as
 -- postal's rows (int_postal__minutes, the same postal_family_minutes macro): minute_at is the
 -- UTC start of the minute a row covers.
--- rabid 0.75 often prints no rows at all (README "Mailbox side"): the server log
+-- rabid 0.75 often prints no rows at all (docs/mailbox.md): the server log
 -- (int_mailbox__minutes) is then the only per-minute source.
 
 {{ postal_family_minutes('mailbox', ['imap_connections']) }}

@@ -2,7 +2,7 @@
 -- depends_on: {{ ref('int_run_fingerprints') }}
 
 -- Saturation events: where a run's full-minute rate steps down and stays down, found as
--- change points (method and citations: macros/saturation.sql, README "Saturation events").
+-- change points (method and citations: macros/saturation.sql, docs/analysis.md).
 
 {% set full_minutes %}
     select run_id, minute_at, minute_offset, clock_label, messages as rate

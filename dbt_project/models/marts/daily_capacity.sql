@@ -12,7 +12,7 @@
 -- engines, no random numbers. A run with fewer than capacity_min_full_minutes full minutes
 -- (or, without per-minute rows, a load shorter than that) is `short`: its rate is one or two
 -- minutes' luck, or an extrapolation from seconds.
--- The mailbox side (POP3/IMAP retrievals from the server's log, README "Mailbox side"):
+-- The mailbox side (POP3/IMAP retrievals from the server's log, docs/mailbox.md):
 -- sustained = the median of the full minutes inside the load window, × minutes per day.
 -- A run whose load generator output had lines quarantined (garbled rows, a crash message) is
 -- `partial`: its rates come from the rows that survived, so no dashboard extrapolates them.

@@ -4,7 +4,7 @@
 -- One row per run-minute: what the load generator printed for the minute (postal rows),
 -- what the MTA logged in it (maillog), and the sampled queue size. minute_at is the UTC
 -- start of the minute. Maillog-only minutes (smtp-source runs, the drain after a run)
--- have no load-generator counters. The mailbox side (README "Mailbox side"): POP3/IMAP
+-- have no load-generator counters. The mailbox side (docs/mailbox.md): POP3/IMAP
 -- sessions from the server's log (int_mailbox__minutes) and rabid's own rows
 -- (int_rabid__minutes), beside postal's SMTP rows; a minute with only mailbox activity has a row.
 

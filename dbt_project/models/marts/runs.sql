@@ -24,7 +24,7 @@ events as (
     select * from {{ ref('events') }}
 ),
 
--- the mailbox side (README "Mailbox side"): the POP3/IMAP server's log per minute, and rabid's rows
+-- the mailbox side (docs/mailbox.md): the POP3/IMAP server's log per minute, and rabid's rows
 mailbox_minutes as (
     select
         mailbox.*,
