@@ -506,25 +506,9 @@ def _ingest_file(
         and (prev.format == fmt or isinstance(det, Exception))
     ):
         if not stat_known:  # same content, new stat (touched, copied): recorded, not hashed next time
-            mtime = recorded_mtime_ns(st)
-            con.execute(
-                f"update raw.files set size_bytes = {int(st.st_size)}, mtime_ns = {sql_value(mtime)} "
-                f"where file_id = {int(fid)}"
-            )
-            prev.size_bytes, prev.mtime_ns = st.st_size, mtime
+            _record_stat(con, fid, prev, st)
         return FileOutcome(src.rel_path, prev.format, "unchanged", prev.message)
-    row = {
-        "file_id": fid,
-        "run_key": ctx.run_key,
-        "path": src.rel_path,
-        "size_bytes": st.st_size,
-        "mtime_ns": recorded_mtime_ns(st),
-        "sha256": sha,
-        "format": fmt,
-        "parser_version": version,
-        "encoding": None,
-        "ingested_at": datetime.now(UTC).replace(tzinfo=None),
-    }
+    row = _file_row(fid, src, st, ctx, sha, fmt, version)
     note = det.note if isinstance(det, Detection) else None
     con.execute("begin")
     try:
@@ -586,9 +570,7 @@ def _ingest_file(
         raise
     except Exception as exc:  # a parser bug, not bad input: fail the run, naming file and line
         con.execute("rollback")
-        line_no = blamed_line(exc.__traceback__, parsers_only=False)
-        at = f" line {line_no}" if line_no is not None else ""
-        raise ParserBug(f"{src.rel_path}{at}: {type(exc).__name__}: {exc}") from exc
+        raise _parser_bug(src, exc) from exc
     row.update(status=status, message=msg)
     row.update(
         zip(
@@ -651,12 +633,7 @@ def _ingest_maillogs(
         out = {}
         for src, fid, st, prev, stat_known, _ in files:
             if not stat_known:  # same content, new stat: recorded, not hashed next time
-                mtime = recorded_mtime_ns(st)
-                con.execute(
-                    f"update raw.files set size_bytes = {int(st.st_size)}, mtime_ns = {sql_value(mtime)} "
-                    f"where file_id = {int(fid)}"
-                )
-                prev.size_bytes, prev.mtime_ns = st.st_size, mtime
+                _record_stat(con, fid, prev, st)
             out[src.rel_path] = FileOutcome(src.rel_path, prev.format, "unchanged", prev.message)
         return out
     bad: dict[int, str] = {}
@@ -688,9 +665,7 @@ def _ingest_maillogs(
             src = next(f[0] for f in files if f[1] == failed.file_id)
             if isinstance(exc, ParserBug):
                 raise exc from None
-            line_no = blamed_line(exc.__traceback__, parsers_only=False)
-            at = f" line {line_no}" if line_no is not None else ""
-            raise ParserBug(f"{src.rel_path}{at}: {type(exc).__name__}: {exc}") from exc
+            raise _parser_bug(src, exc) from exc
         except BaseException:
             con.execute("rollback")
             raise
@@ -699,18 +674,7 @@ def _ingest_maillogs(
             sha = sha.result() if isinstance(sha, Future) else sha
             det = detections[src.rel_path]
             note = det.note if isinstance(det, Detection) and det.note != ON_RECORD else None
-            row = {
-                "file_id": fid,
-                "run_key": ctx.run_key,
-                "path": src.rel_path,
-                "size_bytes": st.st_size,
-                "mtime_ns": recorded_mtime_ns(st),
-                "sha256": sha,
-                "format": fmt,
-                "parser_version": version,
-                "encoding": None,
-                "ingested_at": datetime.now(UTC).replace(tzinfo=None),
-            }
+            row = _file_row(fid, src, st, ctx, sha, fmt, version)
             if fid in bad:
                 status, msg, c4 = "error", bad[fid], None
             else:
@@ -735,6 +699,42 @@ def _ingest_maillogs(
             out[src.rel_path] = FileOutcome(src.rel_path, fmt, status, msg, c4)
         con.execute("commit")
         return out
+
+
+def _file_row(
+    fid: int, src: FileSource, st: os.stat_result, ctx: ParseContext, sha: str, fmt, version: str
+) -> dict:
+    """A landed file's raw.files row, before its status, message and line counts."""
+    return {
+        "file_id": fid,
+        "run_key": ctx.run_key,
+        "path": src.rel_path,
+        "size_bytes": st.st_size,
+        "mtime_ns": recorded_mtime_ns(st),
+        "sha256": sha,
+        "format": fmt,
+        "parser_version": version,
+        "encoding": None,
+        "ingested_at": datetime.now(UTC).replace(tzinfo=None),
+    }
+
+
+def _record_stat(con, fid: int, prev: KnownFile, st: os.stat_result) -> None:
+    """A file with its recorded content and a new stat: the stat recorded, so it is not hashed
+    next time."""
+    mtime = recorded_mtime_ns(st)
+    con.execute(
+        f"update raw.files set size_bytes = {int(st.st_size)}, mtime_ns = {sql_value(mtime)} "
+        f"where file_id = {int(fid)}"
+    )
+    prev.size_bytes, prev.mtime_ns = st.st_size, mtime
+
+
+def _parser_bug(src: FileSource, exc: BaseException) -> ParserBug:
+    """A parser bug (not bad input), naming the file and the line it failed on."""
+    line_no = blamed_line(exc.__traceback__, parsers_only=False)
+    at = f" line {line_no}" if line_no is not None else ""
+    return ParserBug(f"{src.rel_path}{at}: {type(exc).__name__}: {exc}")
 
 
 def _record_bundle_problem(con, problem: arc.BundleProblem) -> FileOutcome:

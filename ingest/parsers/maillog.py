@@ -147,6 +147,11 @@ def parse_blocks(blocks: Iterable[bytes], year: int, ctx: ParseContext, threads:
     """As parse_stream, but each block's rows stay in Rust (`mtabench_maillog.Block`) and
     are written as a Parquet part by the crate itself (the landing's fast path)."""
     p = mtabench_maillog.Parser(year, int(ctx.utc_offset_minutes), _ref_month(ctx), threads)
+    yield from _fed(p, blocks)
+
+
+def _fed(p, blocks: Iterable[bytes]) -> Iterator:
+    """Parser `p`'s Rust `Block`s of text blocks (lines may span them), the last line too."""
     for block in blocks:
         out = p.feed_block(block)
         if out is not None:
@@ -174,13 +179,7 @@ def parser_blocks(p, src) -> Iterator:
             raise BadInput("named .gz but is not gzip data")
         if head[:2] == GZIP_MAGIC or content_kind(head).startswith("utf-16"):
             fh.seek(0)
-            for block in utf8_blocks(fh):
-                out = p.feed_block(block)
-                if out is not None:
-                    yield out
-            out = p.finish_block()
-            if out is not None:
-                yield out
+            yield from _fed(p, utf8_blocks(fh))
             return
     yield from _read_plain(p, path)
 

@@ -143,10 +143,10 @@ fn is_set(bits: &[u8], r: usize) -> bool {
     bits[r / 8] & (1 << (r % 8)) != 0
 }
 
-/// Definition levels (bit width 1) of the kept rows: one bit-packed run.
-fn def_levels(col: &Col, n: usize, keep: &[usize], out: &mut Vec<u8>) {
-    let kept = if keep.is_empty() { n } else { keep.len() };
-    let groups = kept.div_ceil(8);
+/// The length prefix and run header of `n` definition levels (bit width 1) as one bit-packed
+/// run; the caller appends the returned number of bytes (groups of 8 levels).
+fn levels_header(n: usize, out: &mut Vec<u8>) -> usize {
+    let groups = n.div_ceil(8);
     let mut hdr = Vec::with_capacity(5);
     let mut v = ((groups as u64) << 1) | 1;
     while v >= 0x80 {
@@ -156,6 +156,13 @@ fn def_levels(col: &Col, n: usize, keep: &[usize], out: &mut Vec<u8>) {
     hdr.push(v as u8);
     out.extend_from_slice(&((hdr.len() + groups) as u32).to_le_bytes());
     out.extend_from_slice(&hdr);
+    groups
+}
+
+/// Definition levels (bit width 1) of the kept rows: one bit-packed run.
+fn def_levels(col: &Col, n: usize, keep: &[usize], out: &mut Vec<u8>) {
+    let kept = if keep.is_empty() { n } else { keep.len() };
+    let groups = levels_header(kept, out);
     if keep.is_empty() {
         out.extend_from_slice(&col.valid[..groups]);
     } else {
@@ -550,17 +557,7 @@ pub fn write_columns(path: &str, n: usize, cols: &[ArrowCol]) -> std::io::Result
     for c in cols {
         raw.clear();
         let set = |r: usize| c.valid.is_empty() || is_set(c.valid, r);
-        // definition levels: one bit-packed run
-        let groups = n.div_ceil(8);
-        let mut hdr = Vec::with_capacity(5);
-        let mut v = ((groups as u64) << 1) | 1;
-        while v >= 0x80 {
-            hdr.push((v as u8) | 0x80);
-            v >>= 7;
-        }
-        hdr.push(v as u8);
-        raw.extend_from_slice(&((hdr.len() + groups) as u32).to_le_bytes());
-        raw.extend_from_slice(&hdr);
+        let groups = levels_header(n, &mut raw);
         if c.valid.is_empty() {
             raw.resize(raw.len() + groups, 0xff);
         } else {
