@@ -61,10 +61,12 @@ class IngestReport:
     runs: list[RunOutcome] = field(default_factory=list)
     problems: list[FileOutcome] = field(default_factory=list)
     dropped: list[str] = field(default_factory=list)  # run keys the archive no longer has
+    # runs not landed: another archive of the landing holds the same run key (run_archives)
+    conflicts: list[FileOutcome] = field(default_factory=list)
 
     @property
     def files(self) -> list[FileOutcome]:
-        return [f for r in self.runs for f in r.files] + self.problems
+        return [f for r in self.runs for f in r.files] + self.problems + self.conflicts
 
     @property
     def errors(self) -> list[FileOutcome]:
@@ -96,13 +98,21 @@ def known_sha(prev_size: int | None, prev_mtime_ns: int | None, st: os.stat_resu
 @dataclass
 class RunScan:
     run_key: str
-    state: str  # new | changed | unchanged | error | removed
+    state: str  # new | changed | unchanged | error | conflict | removed
     message: str | None = None
 
     @property
     def to_ingest(self) -> bool:
-        """An ingest lands this run (again): the CLI's `ingest --new` and the Airflow task."""
-        return self.state in ("new", "changed", "error")
+        """An ingest lands this run (again), or reports why it cannot (conflict): the CLI's
+        `ingest --new` and the Airflow task."""
+        return self.state in ("new", "changed", "error", "conflict")
+
+
+def conflict_message(run_key: str, owner: str) -> str:
+    return (
+        f"run {run_key!r} is already landed from {owner}, which still holds it: not landed from "
+        "here (rename one of the two, or remove it there, to land this one)"
+    )
 
 
 def _copying(archive: Path, item: arc.RunFolder | arc.BundleProblem, settle_s: float) -> bool:
@@ -136,9 +146,12 @@ def scan_archive(archive: Path, db_path: Path, work_dir: Path, settle_s: float =
                     known[fid] = sha
                     stats[fid] = (size, mt)
     known_runs: set[str] = set()  # this archive's runs on record (another archive's stay)
+    owners: dict[str, str] = {}  # run key -> the archive that landed it
     if known:
         with duckdb.connect(str(db_path), read_only=True) as con:
             known_runs = run_archives.landed_by(con, archive)
+            owners = run_archives.owners(con)
+    mine = run_archives.root_of(archive)
 
     def sha_of(path: Path, rel: str) -> tuple[int, str]:
         fid = file_id_for(rel)
@@ -156,6 +169,10 @@ def scan_archive(archive: Path, db_path: Path, work_dir: Path, settle_s: float =
             fid, sha = sha_of(item.path, item.rel_path)
             state = "unchanged" if known.get(fid) == sha else "error"
             out.append(RunScan(item.rel_path, state, item.message))
+            continue
+        owner = owners.get(item.run_key)
+        if owner is not None and owner != mine and run_archives.still_holds(owner, item.run_key):
+            out.append(RunScan(item.run_key, "conflict", conflict_message(item.run_key, owner)))
             continue
         shas = [sha_of(p, rel) for p, rel in item.files]
         seen = [known.get(fid) for fid, _ in shas]
@@ -200,7 +217,10 @@ def ingest_archive(
         folder_state.ensure(con)
         run_archives.ensure(con)
         ledger = Ledgers.load(con, trust_stat)
-        run_ids = assign_run_ids([i for i in items if isinstance(i, arc.RunFolder)], ledger)
+        folders = [i for i in items if isinstance(i, arc.RunFolder)]
+        elsewhere = run_archives.held_elsewhere(con, archive, {f.run_key for f in folders})
+        folders = [f for f in folders if f.run_key not in elsewhere]
+        run_ids = assign_run_ids(folders, ledger, _ids_elsewhere(con, archive, ledger, folders))
         # the folders' states are trusted only with the stat shortcut, and not when maillogs
         # are also staged for Spark (the full path checks each file is staged)
         if trust_stat and lines_dir is None:
@@ -216,6 +236,11 @@ def ingest_archive(
                     out = _record_bundle_problem(con, item)
                     report.problems.append(out)
                     progress(f"  ! {item.rel_path}: {item.message}")
+                    continue
+                if key in elsewhere:  # left as the other archive landed it
+                    message = conflict_message(key, elsewhere[key])
+                    report.conflicts.append(FileOutcome(key, None, "error", message))
+                    progress(f"  ! {key}: {message}")
                     continue
                 run = _ingest_run(con, item, run_ids[item.run_key], lines_dir, ledger)
                 report.runs.append(run)
@@ -306,22 +331,37 @@ class Ledgers:
         return None
 
 
-def assign_run_ids(folders: list[arc.RunFolder], ledger: Ledgers) -> dict[str, tuple[str, str | None]]:
-    """run_key -> (run_id, note on a clash). Decided by the archive alone, whatever the
-    landing holds: runs claiming one id (run.toml's run_id, else the folder name) are put in
-    run-key order; the first keeps it, each other becomes `<id>@<6 hex of its run key>`."""
+def assign_run_ids(
+    folders: list[arc.RunFolder], ledger: Ledgers, taken: dict[str, str] | None = None
+) -> dict[str, tuple[str, str | None]]:
+    """run_key -> (run_id, note on a clash). Runs claiming one id (run.toml's run_id, else the
+    folder name) are put in run-key order; the first keeps it, each other becomes
+    `<id>@<6 hex of its run key>`. An id in `taken` (run id -> run key: a run another archive
+    of the landing holds) is kept by that run: every run of this archive claiming it is
+    renamed so, and two archives sharing a landing never give two runs one id."""
+    taken = taken or {}
     claims: dict[str, list[str]] = {}
     for folder in folders:
         claims.setdefault(_claimed_id(folder, ledger), []).append(folder.run_key)
     out: dict[str, tuple[str, str | None]] = {}
     for rid, keys in claims.items():
-        first, *others = sorted(keys)
-        out[first] = (rid, None)
-        for key in others:
+        ordered = sorted(keys)
+        holder = taken.get(rid)
+        if holder is None:
+            holder = ordered.pop(0)
+            out[holder] = (rid, None)
+        for key in ordered:
             short = hashlib.sha1(key.encode()).hexdigest()[:6]
-            note = f"run_id {rid!r} already used by the run in {first!r}; the run in {key!r} is renamed"
+            note = f"run_id {rid!r} already used by the run in {holder!r}; the run in {key!r} is renamed"
             out[key] = (f"{rid}@{short}", f"{note} {rid}@{short}")
     return out
+
+
+def _ids_elsewhere(con, archive: Path, ledger: Ledgers, folders: list[arc.RunFolder]) -> dict[str, str]:
+    """run id -> run key of the landed runs that are not this archive's: neither on record as
+    landed by it nor among its folders (a run it landed and no longer holds keeps no id)."""
+    mine = run_archives.landed_by(con, archive) | {f.run_key for f in folders}
+    return {row["run_id"]: key for key, row in ledger.runs.items() if key not in mine and row.get("run_id")}
 
 
 def _claimed_id(folder: arc.RunFolder, ledger: Ledgers) -> str:

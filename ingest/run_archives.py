@@ -44,6 +44,28 @@ def landed_by(con, archive: Path) -> set[str]:
     }
 
 
+def owners(con) -> dict[str, str]:
+    """run key -> the archive on record as landing it."""
+    if not _recorded(con):
+        return {}
+    return dict(con.execute("select run_key, archive from raw.run_archives").fetchall())
+
+
+def still_holds(owner: str, run_key: str) -> bool:
+    """The archive `owner` still has the run's folder or bundle (a run key is archive-relative:
+    "runs/x", "x.tar.gz!x"; an archive that is itself a run folder has its name as the key)."""
+    root, top = Path(owner), run_key.split("!", 1)[0]
+    return (root / top).exists() or (root.name == top and root.is_dir())
+
+
+def held_elsewhere(con, archive: Path, run_keys: set[str]) -> dict[str, str]:
+    """Run keys of `archive` that another archive landed and still holds -> that archive. Such
+    a run is not landed from `archive`: the two would be one run (the same key, so the same file
+    ids) with two contents, each ingest replacing the other's."""
+    mine = root_of(archive)
+    return {k: a for k, a in owners(con).items() if k in run_keys and a != mine and still_holds(a, k)}
+
+
 def forget(con, run_key: str) -> None:
     con.execute(f"delete from raw.run_archives where run_key = {_lit(run_key)}")
 

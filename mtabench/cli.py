@@ -101,7 +101,7 @@ def _ingest(args, paths: Paths) -> tuple[int, set[str]]:
                 ),
                 flush=True,
             )
-        for p in report.problems:
+        for p in report.problems + report.conflicts:
             print(
                 json.dumps(
                     {
