@@ -9,6 +9,8 @@ each import it when it is installed.)
 
 from __future__ import annotations
 
+import itertools
+
 
 def arrow_frame(records: list[dict]):
     """The records as an Arrow table with a column for every key any record has (pyarrow's
@@ -16,7 +18,7 @@ def arrow_frame(records: list[dict]):
     share one Arrow type."""
     import pyarrow as pa
 
-    keys = dict.fromkeys(k for rec in records for k in rec)
+    keys = dict.fromkeys(itertools.chain.from_iterable(records))  # each record's keys, in C
     try:
         return pa.table({k: pa.array([rec.get(k) for rec in records]) for k in keys})
     except (pa.ArrowException, OverflowError, UnicodeError, TypeError):

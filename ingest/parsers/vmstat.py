@@ -25,7 +25,7 @@ import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
-from functools import cache
+from functools import cache, cached_property
 
 from ingest.ledger import Ledger
 from ingest.parsers.base import ParseContext, Parser
@@ -59,6 +59,25 @@ class _Layout:
     @property
     def n_tokens(self) -> int:
         return len(self.names) + (1 if "timestamp" in self.names else 0)
+
+    @cached_property
+    def slots(self) -> list[tuple[str, str, str]]:
+        """(field name, where its value goes: out | disk | extra | timestamp, the key there),
+        decided once per header rather than per row."""
+        procps = self.kind == "procps"
+        plan = []
+        for name in self.names:
+            if name == "timestamp":
+                plan.append((name, "timestamp", name))
+            elif name.startswith("disk:"):
+                plan.append((name, "disk", name[5:]))
+            elif name in DIRECT if procps else name in ("r", "b", "w", "in", "cs", "us", "sy", "id"):
+                plan.append((name, "out", name))
+            elif not procps and name == "fre" or self.kind == "solaris" and name == "free":
+                plan.append((name, "out", "free"))
+            else:
+                plan.append((name, "extra", name))
+        return plan
 
 
 def _layout(tokens: list[str], group_kind: str | None) -> _Layout | None:
@@ -115,6 +134,8 @@ def _interval(command: str | None) -> float | None:
 
 
 def _value(name: str, tok: str, kind: str) -> float | int | None:
+    if tok.isascii() and tok.isdigit():  # most fields: what NUM would take as an int
+        return int(tok)
     if NUM.match(tok):
         return float(tok) if "." in tok else int(tok)
     m = HUMAN.match(tok)
@@ -173,7 +194,7 @@ class VmstatParser(Parser):
                     new_pending = True
                 blank_before = False
                 continue
-            if (m := COMMAND.match(line.strip())) and not NUM.match(toks[0]):
+            if "vmstat" in line and (m := COMMAND.match(line.strip())) and not NUM.match(toks[0]):
                 file_command = m["cmd"]
                 L.add_noise(line_no, 0, "command", line)
                 new_pending = True
@@ -235,8 +256,8 @@ class VmstatParser(Parser):
         disks: dict[str, float | int] = {}
         extra: dict[str, float | int] = {}
         pos = 0
-        for name in layout.names:
-            if name == "timestamp":
+        for name, slot, key in layout.slots:
+            if slot == "timestamp":
                 date, time = toks[pos], toks[pos + 1]
                 pos += 2
                 if not (STAMP_DATE.match(date) and STAMP_TIME.match(time)):
@@ -246,19 +267,12 @@ class VmstatParser(Parser):
             tok = toks[pos]
             pos += 1
             val = _value(name, tok, layout.kind)
-            if name.startswith("disk:"):
-                disks[name[5:]] = val
-            elif (
-                layout.kind == "procps"
-                and name in out
-                or layout.kind != "procps"
-                and name in ("r", "b", "w", "in", "cs", "us", "sy", "id")
-            ):
-                out[name] = val
-            elif layout.kind != "procps" and name == "fre" or layout.kind == "solaris" and name == "free":
-                out["free"] = val
+            if slot == "out":
+                out[key] = val
+            elif slot == "disk":
+                disks[key] = val
             else:
-                extra[name] = val
+                extra[key] = val
         out["disks_json"] = json.dumps(disks) if disks else None
         out["extra_json"] = json.dumps(extra) if extra else None
         return out
