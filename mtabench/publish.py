@@ -402,7 +402,7 @@ def publish_report(
         if not updated:
             _write_published_tables(db, Path(tmp))
         if held:
-            hold_back(Path(tmp), held)
+            hold_back(Path(tmp), held, STATE)
         # readers may run as another user; nobody writes it in place (a read-write open by the
         # owner fails too, unless root): a change is a new publish
         os.chmod(tmp, 0o444)
