@@ -12,7 +12,7 @@ from pathlib import Path
 import duckdb
 from conftest import SAMPLES
 
-from mtabench.cli import main
+from mtabench.cli.main import main
 
 
 def _children_running(module: str) -> list[int]:
@@ -49,7 +49,7 @@ def test_a_failing_dbt_test_fails_the_warm_build(tmp_path):
     shutil.copytree(SAMPLES / "runs" / "a-baseline-t5", archive / "a-baseline-t5")
     env = {**os.environ, "MTABENCH_DATA": str(data)}
     env.pop("MTABENCH_DB", None)
-    cli = [sys.executable, "-m", "mtabench.cli"]
+    cli = [sys.executable, "-m", "mtabench.cli.main"]
     subprocess.run([*cli, "ingest", str(archive)], env=env, check=True, capture_output=True)
     with duckdb.connect(str(data / "mtabench.duckdb")) as con:
         (samples,) = con.execute("select count(*) from raw.queue_samples").fetchone()

@@ -15,7 +15,7 @@ from conftest import SAMPLES
 from mtabench.hold_back import validate_holding_back
 from mtabench.validate import Failure, ValidationFailed
 
-MTABENCH = [sys.executable, "-m", "mtabench.cli"]
+MTABENCH = [sys.executable, "-m", "mtabench.cli.main"]
 BASE = SAMPLES / "runs/a-baseline-t5"
 
 

@@ -70,7 +70,7 @@ def test_ingest_new_with_settle_waits_for_a_run_still_being_copied(tmp_path):
     shutil.copytree(RUN, inbox / "runs" / "r1")
     env = {k: v for k, v in os.environ.items() if not k.startswith("MTABENCH")}
     env["MTABENCH_DATA"] = str(data)
-    cmd = [sys.executable, "-m", "mtabench.cli", "ingest", str(inbox), "--new"]
+    cmd = [sys.executable, "-m", "mtabench.cli.main", "ingest", str(inbox), "--new"]
 
     def ingest(settle: float) -> str:
         proc = subprocess.run(

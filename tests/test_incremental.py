@@ -16,7 +16,7 @@ from conftest import SAMPLES
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
 from scale_bench import copy_run  # noqa: E402
 
-CLI = [sys.executable, "-m", "mtabench.cli"]
+CLI = [sys.executable, "-m", "mtabench.cli.main"]
 # per-run incremental models (macros/per_run.sql) and every mart
 PER_RUN = [
     "intermediate.int_maillog__run_stats",

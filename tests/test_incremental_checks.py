@@ -17,7 +17,7 @@ from conftest import SAMPLES
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
 from scale_bench import copy_run  # noqa: E402
 
-CLI = [sys.executable, "-m", "mtabench.cli"]
+CLI = [sys.executable, "-m", "mtabench.cli.main"]
 # a queue sample with no maildrop count passes stg_queue__samples' tests (file-scoped) and
 # makes int_queue__minutes.queue_sampled null, which its run-scoped not_null test rejects
 RUN = "runs/a-baseline-t5"

@@ -14,7 +14,7 @@ import time
 import duckdb
 from conftest import SAMPLES
 
-from mtabench.cli import main
+from mtabench.cli.main import main
 from mtabench.publish import PUBLISHED_RAW, publish
 
 

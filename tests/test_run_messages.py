@@ -14,7 +14,7 @@ from pathlib import Path
 import duckdb
 from conftest import REPO, SAMPLES
 
-MTABENCH = [sys.executable, "-m", "mtabench.cli"]
+MTABENCH = [sys.executable, "-m", "mtabench.cli.main"]
 
 
 def _archive(tmp_path, *copies: tuple[str, str]):

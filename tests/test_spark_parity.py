@@ -35,7 +35,7 @@ PARITY_MARTS = [
 
 @pytest.fixture(scope="module")
 def spark_db(built_db: Path, data_dir: Path) -> Path:
-    from mtabench.cli import main
+    from mtabench.cli.main import main
 
     assert main(["run", str(SAMPLES), "--db", str(built_db), "--engine", "spark", "--no-publish"]) == 0
     out = data_dir / "spark" / "mtabench.duckdb"

@@ -14,7 +14,7 @@ import pytest
 from conftest import FIXTURES, SAMPLES, debian_tool
 
 from mtabench import ministat
-from mtabench.cli import main
+from mtabench.cli.main import main
 
 CONFIDENCES = (80, 90, 95, 98, 99, 99.5)
 

@@ -20,7 +20,7 @@ from ingest.ledger import Ledger
 from ingest.loader import ingest_archive
 from ingest.parsers.base import ParseContext, Parser
 
-MTABENCH = [sys.executable, "-m", "mtabench.cli"]
+MTABENCH = [sys.executable, "-m", "mtabench.cli.main"]
 BASE = SAMPLES / "runs/a-baseline-t5"
 
 
@@ -82,7 +82,7 @@ def test_out_of_range_vmstat_value_quarantines_its_line_and_the_run_publishes(tm
     monkeypatch.setenv("MTABENCH_DATA", str(tmp_path / "data"))
     serving = tmp_path / "serving.duckdb"
     monkeypatch.setenv("MTABENCH_SERVING_DB", str(serving))
-    from mtabench.cli import main
+    from mtabench.cli.main import main
 
     db = tmp_path / "t.duckdb"
     assert main(["run", str(archive), "--db", str(db)]) == 0
@@ -215,7 +215,7 @@ def test_parser_bug_fails_the_run_naming_file_and_line(tmp_path, monkeypatch):
     monkeypatch.setenv("MTABENCH_DATA", str(tmp_path / "data"))
     serving = tmp_path / "serving.duckdb"
     monkeypatch.setenv("MTABENCH_SERVING_DB", str(serving))
-    from mtabench.cli import main
+    from mtabench.cli.main import main
 
     with pytest.raises(loader.ParserBug, match=r"r/bug\.txt line 2: .*AssertionError"):
         ingest_archive(archive, tmp_path / "a.duckdb", tmp_path / "work")

@@ -8,7 +8,7 @@ import duckdb
 import pytest
 from conftest import SAMPLES
 
-from mtabench.cli import main
+from mtabench.cli.main import main
 from mtabench.validate import ValidationFailed, validate
 
 

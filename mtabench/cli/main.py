@@ -13,7 +13,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from mtabench.logs import stage_log, warnings_and_logging_to
+from mtabench.cli.logs import stage_log, warnings_and_logging_to
 from mtabench.paths import REPO, Paths
 from mtabench.record import command as record_command
 
@@ -36,7 +36,7 @@ def _ingest(args, paths: Paths) -> tuple[int, set[str]]:
         return 2, set()
     only = None
     if getattr(args, "run", None):
-        from mtabench.run_select import resolve
+        from mtabench.cli.run_select import resolve
 
         only, unknown = resolve(args.run, archive, paths.db, paths.work_dir)
         if unknown:
@@ -75,7 +75,7 @@ def _ingest(args, paths: Paths) -> tuple[int, set[str]]:
     )
     for key in report.dropped:  # its archive no longer holds it: every row of it is gone
         _progress(f"  removed {key}: no longer in {archive}")
-    from mtabench.summary import archive_notes, landing_notes
+    from mtabench.cli.summary import archive_notes, landing_notes
 
     for line in archive_notes(paths.db):  # which archives share the landing
         _progress(f"  {line}")
@@ -171,7 +171,7 @@ def cmd_publish(args, paths: Paths) -> int:
 
 
 def cmd_compare(args, paths: Paths) -> int:
-    from mtabench.compare import UnknownSet, compare_sets
+    from mtabench.cli.compare import UnknownSet, compare_sets
 
     try:
         print(compare_sets(paths.db, args.sets, args.confidence, args.welch, args.json), end="")
@@ -288,8 +288,8 @@ class _Laps:
 
 
 def _run(args, paths: Paths, warm) -> int:
+    from mtabench.cli.summary import landing_notes, notes, pick, render, summary_rows
     from mtabench.publish import publish
-    from mtabench.summary import landing_notes, notes, pick, render, summary_rows
 
     laps = _Laps()
     held: dict[str, str] = {}
