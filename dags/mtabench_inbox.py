@@ -29,7 +29,7 @@ MTABENCH_INBOX_WATCH ("off": no watcher) and MTABENCH_INBOX_SETTLE_S (5).
 
 Every task that opens the DuckDB file runs in the 1-slot pool `mtabench_duckdb`, so no two
 ever overlap (the dbt sensors only read XCom). A check failed by one run's own rows holds that
-run back (mtabench/hold_back.py) and the others publish; a check across runs fails validate at
+run back (mtabench/pipeline/hold_back.py) and the others publish; a check across runs fails validate at
 once without retry, and a failed dbt model or test fails the build and its sensor at once:
 publishing does not run and the last good serving file stays; the landing stays unpublished,
 so the next DAG run builds and validates again. A corrupt bundle is recorded by ingest

@@ -23,8 +23,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ingest.settled import settle_from_env
-from mtabench.dbt_code import ENV as CODE_HASH_ENV
-from mtabench.dbt_code import code_hash
+from mtabench.pipeline.dbt_code import ENV as CODE_HASH_ENV
+from mtabench.pipeline.dbt_code import code_hash
 
 log = logging.getLogger(__name__)
 
@@ -87,7 +87,7 @@ class Settings:
             "MTABENCH_TARGET": "duckdb",
             "DBT_SEND_ANONYMOUS_USAGE_STATS": "false",
             "PYTHONDONTWRITEBYTECODE": "",  # empty is off: dbt's modules compile once (see cli_env)
-            # the same fingerprint of macros and vars as the CLI's builds (mtabench/dbt_code.py)
+            # the same fingerprint of macros and vars as the CLI's builds (mtabench/pipeline/dbt_code.py)
             CODE_HASH_ENV: os.environ.get(CODE_HASH_ENV) or code_hash(self.dbt_project),
         }
 
@@ -193,7 +193,7 @@ def ingest_new(settings: Settings) -> dict[str, dict]:
 
 def validate(settings: Settings, suite: str | None = None) -> dict[str, str]:
     """Run one expectation suite, or every suite (landing and marts) in one process. A run
-    failing its own checks is held back, as `mtabench run` does (mtabench/hold_back.py), so
+    failing its own checks is held back, as `mtabench run` does (mtabench/pipeline/hold_back.py), so
     the others still publish; returns folder run id -> why it was held back."""
     out = run_cli(settings, "validate", "--hold-back", *(("--suite", suite) if suite else ()))
     held = next((json.loads(ln)["held"] for ln in out.splitlines() if ln.startswith('{"held"')), {})

@@ -20,8 +20,8 @@ import duckdb
 
 from ingest.maillog_run import MESSAGES, MINUTES
 from ingest.parquet_landing import SCHEMA_PARTITION, export_landing, landing_tables
-from mtabench.dbt import run_dbt
 from mtabench.paths import Paths
+from mtabench.pipeline.dbt import run_dbt
 
 MART_SCHEMA = "main"
 SEED_SCHEMA = "reference"

@@ -57,7 +57,7 @@ def validate(
     its current state. A suite that read every row and passed is that verdict too: unrecorded,
     the validate after `--all-runs` read every row again (9 of the 39 s of adding one run to
     236x the samples after a full rebuild).
-    held: folder run ids held back (mtabench/hold_back.py): per-run checks skip their rows,
+    held: folder run ids held back (mtabench/pipeline/hold_back.py): per-run checks skip their rows,
     and nothing is recorded as validated."""
     if record is None:
         record = changed_only

@@ -1,4 +1,4 @@
-"""`mtabench run` starts dbt beside ingest (mtabench/dbt_warm.py): when ingest fails, that
+"""`mtabench run` starts dbt beside ingest (mtabench/pipeline/dbt_warm.py): when ingest fails, that
 dbt ends without building and leaves no process behind."""
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ def test_failed_ingest_ends_the_waiting_dbt_without_a_build(tmp_path, monkeypatc
     data = tmp_path / "data"
     monkeypatch.setenv("MTABENCH_DATA", str(data))
     assert main(["run", str(tmp_path / "no-such-archive"), "--db", str(data / "mtabench.duckdb")]) == 2
-    assert _children_running("mtabench.dbt_warm") == []
+    assert _children_running("mtabench.pipeline.dbt_warm") == []
     # it parsed the project (dbt's manifest) but built nothing (no run results, no database)
     assert (data / "dbt_target" / "manifest.json").exists()
     assert not (data / "dbt_target" / "run_results.json").exists()

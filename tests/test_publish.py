@@ -15,7 +15,7 @@ import duckdb
 from conftest import SAMPLES
 
 from mtabench.cli.main import main
-from mtabench.publish import PUBLISHED_RAW, publish
+from mtabench.pipeline.publish import PUBLISHED_RAW, publish
 
 
 def _tables(db) -> dict[str, int]:
@@ -30,7 +30,7 @@ def _tables(db) -> dict[str, int]:
 
 def _assert_holds_the_marts_of(serving, build) -> None:
     served, built = _tables(serving), _tables(build)
-    # the serving file's own bookkeeping: what it was published from (mtabench/publish.py)
+    # the serving file's own bookkeeping: what it was published from (mtabench/pipeline/publish.py)
     state = {n for n in served if n.startswith("publish_state.")}
     assert state == {"publish_state.source", "publish_state.runs"}
     served = {n: c for n, c in served.items() if not n.startswith("publish_state.")}
@@ -92,7 +92,7 @@ def test_serving_file_leaves_the_landing_and_intermediates_in_the_build(built_db
 KILLED_PUBLISH = """
 import sys
 from pathlib import Path
-from mtabench.publish import publish
+from mtabench.pipeline.publish import publish
 publish(Path(sys.argv[1]), Path(sys.argv[2]))
 """
 

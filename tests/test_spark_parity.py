@@ -94,8 +94,8 @@ def test_spark_wrote_the_marts_itself(spark_db: Path, data_dir: Path) -> None:
 
 def test_duckdb_reads_the_parquet_landing_too(built_db: Path, spark_db: Path, data_dir: Path) -> None:
     """dbt on DuckDB over the Parquet landing (no raw tables in the file) builds the same marts."""
-    from mtabench.dbt import run_dbt
     from mtabench.paths import Paths
+    from mtabench.pipeline.dbt import run_dbt
 
     paths = Paths.resolve(str(data_dir / "from-parquet.duckdb"))
     run_dbt(paths, ["build", "--vars", json.dumps({"landing_path": str(paths.landing_dir)})], lambda _: None)

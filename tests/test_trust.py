@@ -372,7 +372,7 @@ def test_runs_removed_from_the_archive_are_dropped_by_a_full_ingest(tmp_path):
 HOLD_LOCK = """
 import sys, time
 from pathlib import Path
-from mtabench.pipeline_lock import pipeline_lock
+from mtabench.pipeline.lock import pipeline_lock
 with pipeline_lock(Path(sys.argv[1])):
     print("held", flush=True)
     time.sleep(120)
@@ -405,7 +405,7 @@ def test_a_second_run_is_refused_with_the_holders_pid(tmp_path):
 
 TIED_CHILD = """
 import time
-from mtabench.pipeline_lock import popen_tied
+from mtabench.pipeline.lock import popen_tied
 child = popen_tied(["sleep", "300"])
 print(child.pid, flush=True)
 time.sleep(300)

@@ -156,7 +156,7 @@ def cmd_scan(args, paths: Paths) -> int:
 
 
 def cmd_publish(args, paths: Paths) -> int:
-    from mtabench.publish import publish_report
+    from mtabench.pipeline.publish import publish_report
 
     held = json.loads(args.held) if getattr(args, "held", None) else None
     if held is not None and not isinstance(held, dict):
@@ -182,7 +182,7 @@ def cmd_compare(args, paths: Paths) -> int:
 
 
 def cmd_build(args, paths: Paths, warm=None) -> int:
-    from mtabench.dbt import DbtFailed, is_notable, run_dbt
+    from mtabench.pipeline.dbt import DbtFailed, is_notable, run_dbt
 
     log = paths.log_dir / "dbt.log"
     _progress("dbt build")
@@ -201,7 +201,7 @@ def cmd_build(args, paths: Paths, warm=None) -> int:
 
 
 def cmd_docs(args, paths: Paths) -> int:
-    from mtabench.dbt import run_dbt
+    from mtabench.pipeline.dbt import run_dbt
 
     run_dbt(paths, ["docs", "generate"], progress=_progress)
     _progress(f"dbt docs in {paths.data_dir / 'dbt_target'}")
@@ -230,8 +230,8 @@ def cmd_validate(args, paths: Paths) -> int:
 
 def _validate_holding_back(args, paths: Paths) -> dict[str, str]:
     """cmd_validate for `mtabench run`: a run whose own rows fail a check is held back
-    (mtabench/hold_back.py) and the suites run again without it; returns the held runs."""
-    from mtabench.hold_back import validate_holding_back
+    (mtabench/pipeline/hold_back.py) and the suites run again without it; returns the held runs."""
+    from mtabench.pipeline.hold_back import validate_holding_back
     from mtabench.validate import validate
 
     _progress("validate (Great Expectations)")
@@ -261,7 +261,7 @@ def _docs_note(docs: Path | None) -> str:
 def cmd_run(args, paths: Paths) -> int:
     warm = None
     if args.engine != "spark":
-        from mtabench.dbt import WarmDbt
+        from mtabench.pipeline.dbt import WarmDbt
 
         # dbt imports itself and parses the project on the other core while ingest runs
         warm = WarmDbt.start(paths)
@@ -289,7 +289,7 @@ class _Laps:
 
 def _run(args, paths: Paths, warm) -> int:
     from mtabench.cli.summary import landing_notes, notes, pick, render, summary_rows
-    from mtabench.publish import publish
+    from mtabench.pipeline.publish import publish
 
     laps = _Laps()
     held: dict[str, str] = {}
@@ -301,7 +301,7 @@ def _run(args, paths: Paths, warm) -> int:
     built = paths.db
     if args.engine == "spark":
         from mtabench import spark_engine
-        from mtabench.dbt import is_notable
+        from mtabench.pipeline.dbt import is_notable
         from mtabench.validate import validate
 
         _progress("dbt build on Spark (landing as Parquet)")
@@ -533,9 +533,9 @@ def main(argv: list[str] | None = None) -> int:
     import duckdb
 
     from ingest.line_guard import ParserBug
-    from mtabench.dbt import DbtFailed
-    from mtabench.pipeline_lock import PipelineBusy, pipeline_lock
-    from mtabench.publish import ServingInUse
+    from mtabench.pipeline.dbt import DbtFailed
+    from mtabench.pipeline.lock import PipelineBusy, pipeline_lock
+    from mtabench.pipeline.publish import ServingInUse
     from mtabench.validate import ValidationFailed
 
     try:

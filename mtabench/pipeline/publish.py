@@ -41,7 +41,7 @@ from pathlib import Path
 import duckdb
 
 from mtabench.compare_sql import create_compare_macro
-from mtabench.hold_back import hold_back
+from mtabench.pipeline.hold_back import hold_back
 
 PREFIX = ".publishing-"
 # a temp copy without a readable pid (older releases) counts as stale after this long
@@ -367,7 +367,7 @@ def _replace_changed_runs(con, table: str) -> int:
 def publish(db: Path, serving: Path, full: bool = False, held: dict[str, str] | None = None) -> Path:
     """Publish the build `db` to `serving`: incrementally onto a copy of the previous serving
     file where it can, else (or with `full`) every table written anew. `held`: runs held
-    back (mtabench/hold_back.py), published as their status only."""
+    back (mtabench/pipeline/hold_back.py), published as their status only."""
     return publish_report(db, serving, full, held).path
 
 
