@@ -128,7 +128,7 @@ def test_compare_runs_is_published_from_a_spark_build_too(built_db, tmp_path):
     """Spark writes its marts and seeds as Parquet folders (<schema>.db/<table>/); the gathered
     DuckDB file holds both, so the serving file gets compare_runs() whatever the engine."""
     from mtabench.compare_sql import create_compare_macro
-    from mtabench.spark_engine import copy_warehouse
+    from mtabench.engines.spark.engine import copy_warehouse
 
     warehouse = tmp_path / "warehouse"
     with duckdb.connect(str(built_db), read_only=True) as src:

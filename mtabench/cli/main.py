@@ -116,7 +116,7 @@ def _ingest(args, paths: Paths) -> tuple[int, set[str]]:
                 flush=True,
             )
     if getattr(args, "parquet", False):  # the spark engine exports as its first build step
-        from mtabench.spark_engine import export
+        from mtabench.engines.spark.engine import export
 
         export(paths, progress=_progress)
     return 0, {run.run_id for run in report.runs if any(f.status != "unchanged" for f in run.files)}
@@ -300,7 +300,7 @@ def _run(args, paths: Paths, warm) -> int:
         return rc
     built = paths.db
     if args.engine == "spark":
-        from mtabench import spark_engine
+        from mtabench.engines.spark import engine as spark_engine
         from mtabench.pipeline.dbt import is_notable
         from mtabench.validate import validate
 
