@@ -12,8 +12,8 @@ import duckdb
 import pytest
 from conftest import SAMPLES
 
+from expectations.validate import Failure, ValidationFailed
 from mtabench.pipeline.hold_back import validate_holding_back
-from mtabench.validate import Failure, ValidationFailed
 
 MTABENCH = [sys.executable, "-m", "mtabench.cli.main"]
 BASE = SAMPLES / "runs/a-baseline-t5"

@@ -462,8 +462,8 @@ def test_a_zip_bomb_is_refused_with_a_clear_error_and_nothing_is_left(tmp_path):
 
 # 15. "nothing lost" proven from the landed rows, and by the GX landing suite
 def test_landed_rows_account_for_every_line_of_every_sample(tmp_path):
+    from expectations.validate import ValidationFailed, validate
     from ingest.accounting import landed_lines_sql
-    from mtabench.validate import ValidationFailed, validate
 
     db = tmp_path / "t.duckdb"
     ingest_archive(SAMPLES, db, tmp_path / "work")
@@ -490,9 +490,9 @@ def test_landed_rows_account_for_every_line_of_every_sample(tmp_path):
 def test_line_accounting_fails_a_maillog_line_landed_twice(tmp_path):
     """raw.maillog's rows are counted, not made distinct (ingest/accounting.py): a maillog part
     read twice (its ledger row doubled) lands each of its lines twice, and the file fails."""
+    from expectations.validate import ValidationFailed, validate
     from ingest import arrow_landing
     from ingest.landing import bulk_tables
-    from mtabench.validate import ValidationFailed, validate
 
     db = tmp_path / "t.duckdb"
     ingest_archive(SAMPLES / "runs" / "d0-postal-segfault-connlimit", db, tmp_path / "work")
@@ -510,7 +510,7 @@ def test_line_accounting_fails_a_maillog_line_landed_twice(tmp_path):
 def test_line_accounting_in_batches_of_files_still_finds_a_lost_line(tmp_path, monkeypatch):
     """validate runs the per-file line accounting on batches of files (bounded memory at 236x):
     with tiny batches every file is still checked, and a lost line still fails its file."""
-    import mtabench.validate as v
+    import expectations.validate as v
 
     monkeypatch.setattr(v, "BATCH_LINES", 500)
     monkeypatch.setattr(v, "BATCH_FILES", 3)

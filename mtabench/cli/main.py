@@ -209,7 +209,7 @@ def cmd_docs(args, paths: Paths) -> int:
 
 
 def cmd_validate(args, paths: Paths) -> int:
-    from mtabench.validate import validate
+    from expectations.validate import validate
 
     if getattr(args, "hold_back", False):  # the Airflow task: the held runs go to publish
         held = _validate_holding_back(args, paths)
@@ -231,8 +231,8 @@ def cmd_validate(args, paths: Paths) -> int:
 def _validate_holding_back(args, paths: Paths) -> dict[str, str]:
     """cmd_validate for `mtabench run`: a run whose own rows fail a check is held back
     (mtabench/pipeline/hold_back.py) and the suites run again without it; returns the held runs."""
+    from expectations.validate import validate
     from mtabench.pipeline.hold_back import validate_holding_back
-    from mtabench.validate import validate
 
     _progress("validate (Great Expectations)")
     every = getattr(args, "all_runs", False) or getattr(args, "full_refresh", False)
@@ -254,7 +254,7 @@ def _validate_holding_back(args, paths: Paths) -> dict[str, str]:
 def _docs_note(docs: Path | None) -> str:
     if docs is not None:
         return f"Data Docs: {docs}"
-    # GX judges the rows DuckDB counted as failing (mtabench/validate.py, _Gx)
+    # GX judges the rows DuckDB counted as failing (expectations/validate.py, _Gx)
     return "no failing row for Great Expectations to judge, so no Data Docs"
 
 
@@ -300,9 +300,9 @@ def _run(args, paths: Paths, warm) -> int:
         return rc
     built = paths.db
     if args.engine == "spark":
+        from expectations.validate import validate
         from mtabench.engines.spark import engine as spark_engine
         from mtabench.pipeline.dbt import is_notable
-        from mtabench.validate import validate
 
         _progress("dbt build on Spark (landing as Parquet)")
         log = paths.log_dir / "spark-build.log"
@@ -532,11 +532,11 @@ def main(argv: list[str] | None = None) -> int:
     paths = Paths.resolve(args.db, getattr(args, "serving_db", None))
     import duckdb
 
+    from expectations.validate import ValidationFailed
     from ingest.line_guard import ParserBug
     from mtabench.pipeline.dbt import DbtFailed
     from mtabench.pipeline.lock import PipelineBusy, pipeline_lock
     from mtabench.pipeline.publish import ServingInUse
-    from mtabench.validate import ValidationFailed
 
     try:
         if args.command in LOCKED:

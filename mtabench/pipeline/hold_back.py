@@ -14,7 +14,7 @@ from pathlib import Path
 
 import duckdb
 
-from mtabench.validate import ValidationFailed
+from expectations.validate import ValidationFailed
 
 MAX_ROUNDS = 5  # each round holds back at least one more run; GX names up to 20 values a check
 
