@@ -1,5 +1,5 @@
 """A run dropped into the inbox is ingested only once whole (ingest/settled.py): the inbox
-watcher's rule (mtabench/airflow_inbox_watch.py) and `ingest --new --settle`'s."""
+watcher's rule (mtabench/airflow/inbox_watch.py) and `ingest --new --settle`'s."""
 
 from __future__ import annotations
 

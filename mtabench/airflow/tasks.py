@@ -28,7 +28,7 @@ from mtabench.pipeline.dbt_code import code_hash
 
 log = logging.getLogger(__name__)
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 POOL = "mtabench_duckdb"  # 1 slot: every task that opens the DuckDB file runs alone
 DEFAULT_SCHEDULE = "*/15 * * * *"
 VALIDATION_FAILED = 3
@@ -260,11 +260,11 @@ def landing_asset(settings: Settings):
 
 
 def inbox_asset(settings: Settings):
-    """The inbox, watched (mtabench/airflow_inbox_watch.py): an event each time a run dropped
+    """The inbox, watched (mtabench/airflow/inbox_watch.py): an event each time a run dropped
     into it is whole, or one is taken out, schedules mtabench_inbox at once."""
     from airflow.sdk import Asset, AssetWatcher
 
-    from mtabench.airflow_inbox_watch import InboxTrigger
+    from mtabench.airflow.inbox_watch import InboxTrigger
 
     trigger = InboxTrigger(inbox=str(settings.inbox), settle_s=settings.settle_s)
     return Asset(
