@@ -1,4 +1,4 @@
-"""mtabench.ministat against the real ministat binary and against seed 004's printed tables."""
+"""mtabench.stats.ministat against the real ministat binary and against seed 004's printed tables."""
 
 from __future__ import annotations
 
@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 from conftest import debian_tool
 
-from mtabench.ministat import Stats, compare, compare_from_summary, fmt_g, render, to_json
-from mtabench.ministat_table import CONFIDENCES, STUDENT_T, rows, t_value
+from mtabench.stats.ministat import Stats, compare, compare_from_summary, fmt_g, render, to_json
+from mtabench.stats.ministat_table import CONFIDENCES, STUDENT_T, rows, t_value
 
 MINISTAT = "/usr/bin/ministat"
 SEED_004 = Path(__file__).parent / "fixtures/seeds/004_653119c13a67b49d.txt"

@@ -127,8 +127,8 @@ def test_publish_killed_mid_copy_is_cleaned_up_by_the_next(tmp_path):
 def test_compare_runs_is_published_from_a_spark_build_too(built_db, tmp_path):
     """Spark writes its marts and seeds as Parquet folders (<schema>.db/<table>/); the gathered
     DuckDB file holds both, so the serving file gets compare_runs() whatever the engine."""
-    from mtabench.compare_sql import create_compare_macro
     from mtabench.engines.spark.engine import copy_warehouse
+    from mtabench.stats.compare_sql import create_compare_macro
 
     warehouse = tmp_path / "warehouse"
     with duckdb.connect(str(built_db), read_only=True) as src:

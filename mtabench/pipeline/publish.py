@@ -4,7 +4,7 @@ The serving file holds the marts (`main`), the reference seeds and the small led
 (`raw.files`, `raw.runs`, `raw.quarantine`: what loaded, what failed, which lines were set
 aside); the landing's bulk tables and the intermediate models stay in the build file, so
 the serving file grows with the marts, not with the archive. It also holds the
-compare_runs(a, b) table macro (mtabench.compare_sql): ministat's figures for any two runs.
+compare_runs(a, b) table macro (mtabench.stats.compare_sql): ministat's figures for any two runs.
 
 Readers (Superset, ad-hoc SQL) open the serving file read-only. os.replace swaps
 the directory entry in one step: open readers keep the old snapshot, the next
@@ -40,8 +40,8 @@ from pathlib import Path
 
 import duckdb
 
-from mtabench.compare_sql import create_compare_macro
 from mtabench.pipeline.hold_back import hold_back
+from mtabench.stats.compare_sql import create_compare_macro
 
 PREFIX = ".publishing-"
 # a temp copy without a readable pid (older releases) counts as stale after this long

@@ -9,7 +9,7 @@ prints the same text:
 - variance = (Σx² − (Σx)²/n) / (n − 1), with its cancellation error for large values
   with a small spread (ministat then prints `-nan` for a negative variance);
 - comparison of set B with the first set A: df = n1 + n2 − 2, t from ministat's table
-  (`mtabench.ministat_table`, df > 100 uses the infinity row), pooled
+  (`mtabench.stats.ministat_table`, df > 100 uses the infinity row), pooled
   s = sqrt(((n2−1)·v2 + (n1−1)·v1) / df), e = t·s·sqrt(1/n2 + 1/n1), d = mean2 − mean1,
   percentages 100·d/mean1 and 100·e/mean1; a difference is shown when |d| > e.
 
@@ -26,7 +26,7 @@ import math
 from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass
 
-from mtabench.ministat_table import CONFIDENCES, t_value
+from mtabench.stats.ministat_table import CONFIDENCES, t_value
 
 SYMBOLS = " x+*%#@O"
 
