@@ -49,7 +49,7 @@ from pathlib import Path
 
 import duckdb
 
-from mtabench.airflow_services import AirflowServices, DagRun, free_port, time_of
+from mtabench.airflow.services import AirflowServices, DagRun, free_port, time_of
 
 REPO = Path(__file__).resolve().parents[1]
 SAMPLES = REPO / "samples"

@@ -32,8 +32,8 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from mtabench.dbt import dbt_env  # noqa: E402
 from mtabench.paths import DBT_PROJECT, Paths  # noqa: E402
+from mtabench.pipeline.dbt import dbt_env  # noqa: E402
 
 KINDS = ("steady", "steady_outlier", "steady_drift", "step", "ramp", "step_recover", "two_steps")
 STEADY = {"steady", "steady_outlier", "steady_drift"}

@@ -151,7 +151,7 @@ def first_folder_alone(work: Path, archive: Path) -> float:
     env = stage_env(one / "data")
     t0 = time.perf_counter()
     subprocess.run(
-        [sys.executable, "-m", "mtabench.cli", "ingest", str(one / "archive")],
+        [sys.executable, "-m", "mtabench.cli.main", "ingest", str(one / "archive")],
         env=env,
         cwd=REPO,
         check=True,
@@ -184,7 +184,7 @@ def whole_run(work: Path, archive: Path) -> int:
     t0 = time.perf_counter()
     with log.open("wb") as out:
         proc = subprocess.Popen(
-            [sys.executable, "-m", "mtabench.cli", "run", str(archive)],
+            [sys.executable, "-m", "mtabench.cli.main", "run", str(archive)],
             env=env,
             stdout=out,
             stderr=subprocess.STDOUT,
@@ -448,7 +448,7 @@ def add_stages(work: Path, archive: Path, copies: int) -> list[Stage]:
     ingest, build, validate, publish); then add another and time the four stages each as its
     own process, for the split."""
     env = stage_env(work / "data")
-    cli = [sys.executable, "-m", "mtabench.cli"]
+    cli = [sys.executable, "-m", "mtabench.cli.main"]
     _add_copy(archive, copies)
     run = timed("add:run", [*cli, "run", str(archive)], env, work / "stages.log")
     print(f"adding one run end to end (`mtabench run`): {run.wall_s:.1f} s")
@@ -476,7 +476,7 @@ def rebuild(work: Path) -> int:
     """Build + validate + publish of a kept archive from scratch: every run's rows rebuilt,
     every run validated, every table written (each stage its own process)."""
     env = stage_env(work / "data")
-    cli, log = [sys.executable, "-m", "mtabench.cli"], work / "stages.log"
+    cli, log = [sys.executable, "-m", "mtabench.cli.main"], work / "stages.log"
     print(f"load average {os.getloadavg()[0]:.1f}", flush=True)
     stages = [
         timed("build", [*cli, "build", "--full-refresh"], env, log),
@@ -538,7 +538,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"work folder: {work}  (stage output in {log})")
 
     env = stage_env(data)
-    cli = [sys.executable, "-m", "mtabench.cli"]
+    cli = [sys.executable, "-m", "mtabench.cli.main"]
     stages = [
         timed("ingest", [*cli, "ingest", str(archive)], env, log),
         timed("build", [*cli, "build"], env, log),

@@ -5,7 +5,7 @@ shifted stamps), then times, each in its own process:
 
   (a) the DuckDB landing: compiled parser -> per-file Parquet behind raw.maillog (2 threads),
   (c) Spark local[1]: the same parser in a mapInArrow task over the staged file, one parser
-      thread per task, every row written as Parquet (ingest -> spark_engine.parse_staged),
+      thread per task, every row written as Parquet (ingest -> engines/spark/engine.parse_staged),
   (d) Spark local[2]: the same with two cores (one file is one task, so mostly one core).
 
 Spark figures exclude the JVM/session start (printed apart); per-core throughput is
@@ -30,8 +30,8 @@ from pathlib import Path
 t0 = time.perf_counter()
 from ingest.maillog_lines import StagedLines
 from ingest.parsers.base import ParseContext
-from mtabench.spark import local_session
-from mtabench.spark_engine import parse_staged
+from mtabench.engines.spark.session import local_session
+from mtabench.engines.spark.engine import parse_staged
 spark = local_session(warehouse=Path(sys.argv[4]) / "wh", master=sys.argv[5])
 started = time.perf_counter() - t0
 log, out = Path(sys.argv[2]), Path(sys.argv[3])

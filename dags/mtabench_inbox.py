@@ -12,7 +12,7 @@
                               ─▶ problems (fails, naming them, if an input could not be read
                                            or a run was held back: the rest is served)
 
-When it runs: the DAG starts unpaused. An inbox watcher (mtabench/airflow_inbox_watch.py: an
+When it runs: the DAG starts unpaused. An inbox watcher (mtabench/airflow/inbox_watch.py: an
 AssetWatcher on the inbox Asset, polled in the triggerer) schedules a run as soon as a run
 dropped into the inbox is whole (a folder unchanged for MTABENCH_INBOX_SETTLE_S seconds, a
 bundle that also reads to the end: ingest/settled.py) or one is taken out; the cron schedule
@@ -29,7 +29,7 @@ MTABENCH_INBOX_WATCH ("off": no watcher) and MTABENCH_INBOX_SETTLE_S (5).
 
 Every task that opens the DuckDB file runs in the 1-slot pool `mtabench_duckdb`, so no two
 ever overlap (the dbt sensors only read XCom). A check failed by one run's own rows holds that
-run back (mtabench/hold_back.py) and the others publish; a check across runs fails validate at
+run back (mtabench/pipeline/hold_back.py) and the others publish; a check across runs fails validate at
 once without retry, and a failed dbt model or test fails the build and its sensor at once:
 publishing does not run and the last good serving file stays; the landing stays unpublished,
 so the next DAG run builds and validates again. A corrupt bundle is recorded by ingest
@@ -59,9 +59,9 @@ from airflow.sdk.exceptions import AirflowSkipException  # noqa: E402
 from cosmos import DbtTaskGroup, ExecutionConfig, ProfileConfig, ProjectConfig, RenderConfig  # noqa: E402
 from cosmos.constants import ExecutionMode, InvocationMode, LoadMode, TestBehavior  # noqa: E402
 
-from mtabench import airflow_tasks as at  # noqa: E402
-from mtabench.airflow_dags_test import serve_latest_api_version_only  # noqa: E402
-from mtabench.airflow_watcher import watch_after_build  # noqa: E402
+from mtabench.airflow import tasks as at  # noqa: E402
+from mtabench.airflow.dags_test import serve_latest_api_version_only  # noqa: E402
+from mtabench.airflow.watcher import watch_after_build  # noqa: E402
 
 serve_latest_api_version_only()  # `airflow dags test` only: ~3 s less per DAG run (see module)
 
@@ -132,7 +132,7 @@ def mtabench_inbox():
 
     # One `dbt build` (the producer, in the DuckDB pool, no retry: a failed build fails fast and
     # the next DAG run rebuilds) and one sensor per model showing what that build did to the model
-    # and its tests (mtabench/airflow_watcher.py).
+    # and its tests (mtabench/airflow/watcher.py).
     dbt = DbtTaskGroup(
         group_id="dbt",
         project_config=ProjectConfig(dbt_project_path=S.dbt_project, env_vars=S.dbt_env()),

@@ -17,7 +17,7 @@ if str(REPO) not in sys.path:
 
 from airflow.sdk import dag, task  # noqa: E402
 
-from mtabench import airflow_tasks as at  # noqa: E402
+from mtabench.airflow import tasks as at  # noqa: E402
 
 S = at.Settings.from_env()
 

@@ -80,7 +80,7 @@ def lock(con) -> None:
 
 
 # Table functions a query may read from: the serving file's own table macro (compare_runs,
-# mtabench/compare_sql.py) and row generators. Everything else (read_*, glob, duckdb_*, pragma_*,
+# mtabench/stats/compare_sql.py) and row generators. Everything else (read_*, glob, duckdb_*, pragma_*,
 # query, sniff_csv, parquet_*, checkpoint, enable_logging, ...) touches files or the catalog.
 TABLE_FUNCTIONS = {"compare_runs", "range", "generate_series", "unnest", "json_each", "json_tree"}
 # Scalar functions and tables that reveal settings, paths or the environment.

@@ -6,7 +6,7 @@ the one recorded at its last ingest, and every file's raw.files row still says u
 not in error, nothing the loader derives from it can differ: the run.toml is not parsed again,
 nor the run's row rebuilt (3 of 5.4 s of a no-change ingest of 4,965 run folders went there).
 Any change of a file, of the file set or of the code takes the full path; racy mtimes are
-never recorded (loader.recorded_mtime_ns), so they cannot be trusted here either.
+never recorded (file_stat.recorded_mtime_ns), so they cannot be trusted here either.
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ from functools import cache
 from pathlib import Path
 
 from ingest.arrow_landing import _lit
+from ingest.file_stat import recorded_mtime_ns
 
 DDL = "run_key VARCHAR NOT NULL, state VARCHAR NOT NULL"
 PACKAGE = Path(__file__).resolve().parent
@@ -38,8 +39,6 @@ def code_version() -> str:
 
 def folder_state(stats: dict[str, os.stat_result]) -> str | None:
     """The folder's state from its files' stats; None if one is racy (too new to trust)."""
-    from ingest.loader import recorded_mtime_ns
-
     h = hashlib.sha1(code_version().encode())
     for rel, st in sorted(stats.items()):
         if recorded_mtime_ns(st) is None:

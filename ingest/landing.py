@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 import duckdb
 
 from ingest import arrow_landing
-from ingest.ledger import KEEP_ITEMS, BatchTally, Ledger, LineCounts
+from ingest.ledger import KEEP_ITEMS, PROVENANCE, BatchTally, Ledger, LineCounts
 from ingest.line_guard import GuardedParse
 from ingest.parsers import PARSERS
 from ingest.record_insert import insert_records
@@ -18,8 +18,6 @@ from ingest.value_fit import fit_ledger
 if TYPE_CHECKING:
     from ingest.parsers.base import ParseContext, Parser
     from ingest.source import FileSource
-
-PROVENANCE = "file_id BIGINT NOT NULL, line_no INTEGER, item_no INTEGER"
 
 CORE_DDL = {
     "files": """
@@ -90,7 +88,7 @@ def ensure_schema(con) -> None:
     for col in ADDED_RUN_COLUMNS:
         con.execute(f"alter table raw.runs add column if not exists {col} VARCHAR")
     # the file's mtime when hashed (ns; NULL = unknown, so hashed once more): with size_bytes,
-    # what lets the loader skip hashing an unchanged file (ingest/loader.py, known_sha)
+    # what lets the loader skip hashing an unchanged file (ingest/file_stat.py, known_sha)
     con.execute("alter table raw.files add column if not exists mtime_ns BIGINT")
     # maillog lines of a known program the parser filed as `other` (shapes it misses)
     for col in ("lines_other_known", "first_other_known_line"):

@@ -14,6 +14,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 PARSED, NOISE, QUARANTINED = "parsed", "noise", "quarantined"
+# The columns every landed row starts with: the file and line it came from (item: its rank
+# among the rows of one line).
+PROVENANCE = "file_id BIGINT NOT NULL, line_no INTEGER, item_no INTEGER"
 _RANK = {NOISE: 0, QUARANTINED: 1, PARSED: 2}
 # Lines a parser accounts for in one ledger before it hands the ledger on (Parser.batches):
 # the landing writes and drops each, so memory stays flat whatever the file's length.

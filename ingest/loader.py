@@ -10,7 +10,6 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import time
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -23,6 +22,7 @@ from ingest import archive as arc
 from ingest import folder_state, maillog_lines, maillog_run, run_archives, run_clock, settled
 from ingest.arrow_landing import _lit, execute_values, sql_value
 from ingest.detect import Detection, detect
+from ingest.file_stat import known_sha, recorded_mtime_ns
 from ingest.landing import delete_file_rows, ensure_schema, land_file, refresh_views
 from ingest.line_guard import ParserBug, TooManyBadValues, blamed_line
 from ingest.manifest import Manifest, ManifestError, parse_manifest, utc_offset_minutes
@@ -75,24 +75,6 @@ class IngestReport:
 
 def file_id_for(rel_path: str) -> int:
     return int(hashlib.sha1(rel_path.encode()).hexdigest()[:15], 16)
-
-
-# A file modified this close to when its stat was taken may be rewritten again within the
-# same timestamp tick (git's "racily clean" entries): its mtime is not recorded, so the next
-# ingest hashes it once more.
-RACY_NS = 2_000_000_000
-
-
-def recorded_mtime_ns(st: os.stat_result) -> int | None:
-    """The mtime_ns to record with a file's hash: None (unknown: hash next time) if racy."""
-    return None if time.time_ns() - st.st_mtime_ns < RACY_NS else st.st_mtime_ns
-
-
-def known_sha(prev_size: int | None, prev_mtime_ns: int | None, st: os.stat_result) -> bool:
-    """A file's recorded hash still holds without reading it: same size and mtime_ns as when it
-    was hashed (as git's index decides). NULL mtime_ns (a landing from before the column, or a
-    racy stat) is unknown: hash."""
-    return prev_mtime_ns is not None and prev_size == st.st_size and prev_mtime_ns == st.st_mtime_ns
 
 
 @dataclass

@@ -7,7 +7,7 @@ year, UTC offset, run date) in a sidecar JSON:
     <landing>/maillog_lines/run_key=<run>/file_id=<id>/input + context.json
 
 The Spark engine parses these in its executors with the same compiled parser the DuckDB
-landing uses (mapInArrow, mtabench/spark_engine.py), instead of reading the DuckDB-parsed
+landing uses (mapInArrow, mtabench/engines/spark/engine.py), instead of reading the DuckDB-parsed
 rows, so on a cluster the heavy part of the maillog ingest is Spark's.
 """
 

@@ -31,8 +31,7 @@ import mtabench_maillog
 
 from ingest import arrow_landing
 from ingest.arrow_landing import _lit
-from ingest.landing import PROVENANCE
-from ingest.ledger import LineCounts
+from ingest.ledger import PROVENANCE, LineCounts
 from ingest.parsers import maillog
 from ingest.parsers.base import ParseContext
 from ingest.source import GZIP_MAGIC, FileSource

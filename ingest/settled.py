@@ -6,7 +6,7 @@ the source's mtimes, `cp -p` or shutil.copytree, still moves it). A bundle is wh
 has not changed for `settle_s` and reads to the end (gzip stream to its end marker, zip
 central directory and members); one that still does not read to the end once it has not
 changed for `broken_after` is broken, not being copied: it is ingested and recorded as an
-error. Standard library only: the Airflow inbox watcher (mtabench/airflow_inbox_watch.py)
+error. Standard library only: the Airflow inbox watcher (mtabench/airflow/inbox_watch.py)
 runs it in the triggerer, the data venv's `ingest --new` in its scan.
 """
 

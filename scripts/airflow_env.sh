@@ -19,7 +19,7 @@ _mtabench_airflow_export() {
     repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
     export MTABENCH_REPO="${MTABENCH_REPO:-$repo}"
     export MTABENCH_AIRFLOW_VENV="$MTABENCH_REPO/envs/airflow/.venv"
-    # the triggerer imports the dbt sensors' trigger (mtabench.airflow_watcher) by its class
+    # the triggerer imports the dbt sensors' trigger (mtabench.airflow.watcher) by its class
     # path; DAG files put the repo on sys.path themselves, the triggerer parses none
     case ":${PYTHONPATH:-}:" in
         *":$MTABENCH_REPO:"*) ;;

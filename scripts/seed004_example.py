@@ -5,7 +5,7 @@ Usage: uv run python scripts/seed004_example.py > docs/seed004.md
 
 from __future__ import annotations
 
-from mtabench.ministat import Stats, compare_from_summary
+from mtabench.stats.ministat import Stats, compare_from_summary
 
 PRIORITY = {
     "queue-read": (10, 454258.5, 4333.0399),
@@ -35,8 +35,8 @@ OTHERS = {
 def main() -> None:
     print("# Worked example: seed 004 (sendmail QueueSortOrder, DTrace timings in µs)\n")
     print("Seed 004 times sendmail's queue read and sort phases with DTrace, 10 runs per sort order, and")
-    print("compares each order with `Priority` using `ministat -c 99.5`. Only the summaries are printed,")
-    print("so `mtabench.ministat.compare_from_summary` recomputes each comparison from N, mean and stddev.")
+    print("compares each order with `Priority` using `ministat -c 99.5`. Only the summaries are printed, so")
+    print("`mtabench.stats.ministat.compare_from_summary` recomputes each comparison from N, mean, stddev.")
     print("Every line below equals the seed's (checked by `tests/test_ministat.py`). With the raw series")
     print("in an archive (one number per line, e.g. `queue-read.Priority`), `mtabench compare")
     print("queue-read.Priority queue-read.Filename -c 99.5` prints the same, and the `comparisons`")

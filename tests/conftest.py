@@ -97,7 +97,7 @@ def data_dir(tmp_path_factory) -> Path:
 @pytest.fixture(scope="session")
 def built_db(data_dir) -> Path:
     """`mtabench run` on samples/: ingest, dbt build, GX validate, publish."""
-    from mtabench.cli import main
+    from mtabench.cli.main import main
 
     db = data_dir / "mtabench.duckdb"
     assert main(["run", str(SAMPLES), "--db", str(db)]) == 0

@@ -131,7 +131,7 @@ def newline_count(data: bytes) -> int:
 def check_parse(fmt: str, data: bytes, work: Path) -> Outcome:
     """`mtabench parse FMT FILE` in-process: exit 0 with one strict JSON object per line, or
     exit 2 with a message for input refused as a whole (binary, UTF-16 that does not decode)."""
-    from mtabench.cli import main
+    from mtabench.cli.main import main
 
     out = Outcome()
     path = work / "case.txt"

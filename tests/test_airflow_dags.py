@@ -89,7 +89,7 @@ def test_dags_test_builds_its_execution_api_for_the_latest_version_only(env):
         "import json, sys, httpx\n"
         "from airflow.api_fastapi.execution_api.app import InProcessExecutionAPI\n"
         "from airflow.sdk.api.datamodels._generated import API_VERSION\n"
-        "from mtabench.airflow_dags_test import serve_latest_api_version_only\n"
+        "from mtabench.airflow.dags_test import serve_latest_api_version_only\n"
         "patched = serve_latest_api_version_only(['airflow', *sys.argv[1:]])\n"
         "api = InProcessExecutionAPI()\n"
         "with httpx.Client(transport=api.transport, base_url='http://in-process.invalid') as c:\n"

@@ -129,7 +129,7 @@ def pipeline(tmp_path_factory):
     cli_env = {k: v for k, v in os.environ.items() if not k.startswith("MTABENCH")}
     cli_env["MTABENCH_DATA"] = str(cli_data)
     cli = subprocess.Popen(
-        [sys.executable, "-m", "mtabench.cli", "run", str(SAMPLES)],
+        [sys.executable, "-m", "mtabench.cli.main", "run", str(SAMPLES)],
         cwd=REPO,
         env=cli_env,
         stdout=subprocess.PIPE,

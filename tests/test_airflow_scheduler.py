@@ -1,7 +1,7 @@
 """mtabench_inbox under the real Airflow services, as `make airflow-up` runs it.
 
 Real api-server, scheduler (LocalExecutor), dag-processor and triggerer on a free loopback port
-(scripts/airflow_services.sh, driven over REST by mtabench/airflow_services.py), on an inbox of
+(scripts/airflow_services.sh, driven over REST by mtabench/airflow/services.py), on an inbox of
 one sample run. What `airflow dags test` (tests/test_airflow_e2e.py) cannot show: the DAG
 starts unpaused and its first run is the inbox watcher's (nobody triggers it); the dbt sensors
 start in the triggerer (`start_from_trigger`) and end there without a worker process; a
@@ -23,7 +23,7 @@ import conftest
 import duckdb
 import pytest
 
-from mtabench.airflow_services import AirflowServices, free_port
+from mtabench.airflow.services import AirflowServices, free_port
 
 REPO = Path(__file__).resolve().parents[1]
 RUN = "c-throttled-queue-backlog"

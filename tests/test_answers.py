@@ -266,7 +266,7 @@ def test_error_bursts_count_one_source(con):
 
 
 def test_run_summary_does_not_extrapolate_short_runs(built_db):
-    from mtabench.summary import notes, render, summary_rows
+    from mtabench.cli.summary import notes, render, summary_rows
 
     series = seed_series()
     short = {"e-smtp-source-s5"} | {run_id for run_id, full in series.items() if len(full) < 3}

@@ -98,7 +98,7 @@ def test_comparison_keys_land_in_raw_runs(tmp_path):
     import duckdb
 
     from ingest.landing import ensure_schema
-    from mtabench.cli import main
+    from mtabench.cli.main import main
 
     db = tmp_path / "t.duckdb"
     with duckdb.connect(str(db)) as con:  # a landing of an older release: raw.runs without them

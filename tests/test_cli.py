@@ -12,7 +12,7 @@ import sys
 import duckdb
 from conftest import SAMPLES, raw_line_count
 
-MTABENCH = [sys.executable, "-m", "mtabench.cli"]
+MTABENCH = [sys.executable, "-m", "mtabench.cli.main"]
 
 
 def test_parse_prints_one_json_object_per_line():
@@ -39,7 +39,7 @@ def test_parse_reads_stdin_and_reports_quarantine():
 
 
 def test_dbt_docs_generate(built_db, data_dir):
-    from mtabench.cli import main
+    from mtabench.cli.main import main
 
     assert main(["docs", "--db", str(built_db)]) == 0
     catalog = json.loads((data_dir / "dbt_target" / "catalog.json").read_text())
@@ -135,7 +135,7 @@ def test_ingest_run_takes_a_run_key_or_a_run_id_and_names_one_that_matches_nothi
     shutil.copytree(SAMPLES / "seed000/s9-proxymap", archive / "proxymap")  # five runs in one postal.out
     shutil.copytree(SAMPLES / "runs/d-errors-rcpt-rejects", archive / "d")
     env = {**os.environ, "MTABENCH_DATA": str(data)}
-    cmd = [sys.executable, "-m", "mtabench.cli", "ingest", str(archive)]
+    cmd = [sys.executable, "-m", "mtabench.cli.main", "ingest", str(archive)]
 
     nothing = subprocess.run([*cmd, "--run", "no-such-run"], capture_output=True, text=True, env=env)
     assert nothing.returncode == 2

@@ -10,8 +10,8 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from mtabench.dbt import DbtFailed, WarmDbt, run_dbt
 from mtabench.paths import Paths
+from mtabench.pipeline.dbt import DbtFailed, WarmDbt, run_dbt
 
 
 def _copy(built_db: Path, tmp_path: Path) -> Path:

@@ -33,7 +33,7 @@ def _run_ids(con, folder) -> list[str]:
 
 @pytest.mark.parametrize("folder", RUN_FOLDERS, ids=[p.name for p in RUN_FOLDERS])
 def test_compare_every_pair_through_the_cli(folder, con, built_db, capsys):
-    from mtabench.cli import main
+    from mtabench.cli.main import main
 
     all_runs = [r[0] for r in con.execute("select run_id from main.runs order by run_id").fetchall()]
     pairs = [(a, b) for a in _run_ids(con, folder) for b in all_runs if b != a]

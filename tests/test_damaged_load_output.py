@@ -14,7 +14,7 @@ import duckdb
 import yaml
 from conftest import REPO, SAMPLES
 
-MTABENCH = [sys.executable, "-m", "mtabench.cli"]
+MTABENCH = [sys.executable, "-m", "mtabench.cli.main"]
 BASE = SAMPLES / "runs/a-baseline-t5"
 DAMAGE = ["22:08,49\x0054,11804,0,4902,0", "22:09,abc,11804,0,4902,0"]
 ROW = re.compile(r"^\d\d:\d\d(,\d+){5}$")  # postal's per-minute row

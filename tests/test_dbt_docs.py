@@ -28,7 +28,7 @@ GRAIN_TESTED_DOWNSTREAM = {"stg_maillog__messages": "messages"}
 
 @pytest.fixture(scope="module")
 def manifest(built_db, data_dir) -> dict:
-    # mtabench.dbt points DBT_TARGET_PATH at <data dir>/dbt_target
+    # mtabench.pipeline.dbt points DBT_TARGET_PATH at <data dir>/dbt_target
     path = Path(data_dir) / "dbt_target" / "manifest.json"
     assert path.exists(), f"dbt wrote no manifest at {path}"
     return json.loads(path.read_text())

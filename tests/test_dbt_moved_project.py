@@ -1,6 +1,6 @@
 """A data folder whose dbt parse was made from a checkout at another path (the checkout moved,
 or another one used this data folder): dbt reuses its saved parse, whose seeds name the old
-folder. mtabench discards a parse of another project (mtabench/dbt.py)."""
+folder. mtabench discards a parse of another project (mtabench/pipeline/dbt.py)."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ import shutil
 import pytest
 
 from ingest.loader import ingest_archive
-from mtabench import dbt as mdbt
 from mtabench.paths import DBT_PROJECT, Paths
+from mtabench.pipeline import dbt as mdbt
 
 
 def _landed(tmp_path) -> Paths:

@@ -1,4 +1,4 @@
-"""`mtabench run` starts dbt beside ingest (mtabench/dbt_warm.py): when ingest fails, that
+"""`mtabench run` starts dbt beside ingest (mtabench/pipeline/dbt_warm.py): when ingest fails, that
 dbt ends without building and leaves no process behind."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from pathlib import Path
 import duckdb
 from conftest import SAMPLES
 
-from mtabench.cli import main
+from mtabench.cli.main import main
 
 
 def _children_running(module: str) -> list[int]:
@@ -33,7 +33,7 @@ def test_failed_ingest_ends_the_waiting_dbt_without_a_build(tmp_path, monkeypatc
     data = tmp_path / "data"
     monkeypatch.setenv("MTABENCH_DATA", str(data))
     assert main(["run", str(tmp_path / "no-such-archive"), "--db", str(data / "mtabench.duckdb")]) == 2
-    assert _children_running("mtabench.dbt_warm") == []
+    assert _children_running("mtabench.pipeline.dbt_warm") == []
     # it parsed the project (dbt's manifest) but built nothing (no run results, no database)
     assert (data / "dbt_target" / "manifest.json").exists()
     assert not (data / "dbt_target" / "run_results.json").exists()
@@ -49,7 +49,7 @@ def test_a_failing_dbt_test_fails_the_warm_build(tmp_path):
     shutil.copytree(SAMPLES / "runs" / "a-baseline-t5", archive / "a-baseline-t5")
     env = {**os.environ, "MTABENCH_DATA": str(data)}
     env.pop("MTABENCH_DB", None)
-    cli = [sys.executable, "-m", "mtabench.cli"]
+    cli = [sys.executable, "-m", "mtabench.cli.main"]
     subprocess.run([*cli, "ingest", str(archive)], env=env, check=True, capture_output=True)
     with duckdb.connect(str(data / "mtabench.duckdb")) as con:
         (samples,) = con.execute("select count(*) from raw.queue_samples").fetchone()

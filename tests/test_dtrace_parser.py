@@ -8,7 +8,7 @@ import duckdb
 from ingest.landing import PROVENANCE, write_ledger
 from ingest.parsers.base import ParseContext
 from ingest.parsers.dtrace import DtraceParser, SampleSeriesParser
-from mtabench.ministat import Stats
+from mtabench.stats.ministat import Stats
 
 FIX = Path(__file__).resolve().parent / "fixtures" / "sysstat"
 P = DtraceParser()

@@ -1,5 +1,5 @@
 """One run whose own rows fail validation is held back; the others publish. A check that
-spans runs still stops the publish (mtabench/hold_back.py)."""
+spans runs still stops the publish (mtabench/pipeline/hold_back.py)."""
 
 from __future__ import annotations
 
@@ -12,10 +12,10 @@ import duckdb
 import pytest
 from conftest import SAMPLES
 
-from mtabench.hold_back import validate_holding_back
-from mtabench.validate import Failure, ValidationFailed
+from expectations.validate import Failure, ValidationFailed
+from mtabench.pipeline.hold_back import validate_holding_back
 
-MTABENCH = [sys.executable, "-m", "mtabench.cli"]
+MTABENCH = [sys.executable, "-m", "mtabench.cli.main"]
 BASE = SAMPLES / "runs/a-baseline-t5"
 
 

@@ -1,5 +1,5 @@
 """A run dropped into the inbox is ingested only once whole (ingest/settled.py): the inbox
-watcher's rule (mtabench/airflow_inbox_watch.py) and `ingest --new --settle`'s."""
+watcher's rule (mtabench/airflow/inbox_watch.py) and `ingest --new --settle`'s."""
 
 from __future__ import annotations
 
@@ -70,7 +70,7 @@ def test_ingest_new_with_settle_waits_for_a_run_still_being_copied(tmp_path):
     shutil.copytree(RUN, inbox / "runs" / "r1")
     env = {k: v for k, v in os.environ.items() if not k.startswith("MTABENCH")}
     env["MTABENCH_DATA"] = str(data)
-    cmd = [sys.executable, "-m", "mtabench.cli", "ingest", str(inbox), "--new"]
+    cmd = [sys.executable, "-m", "mtabench.cli.main", "ingest", str(inbox), "--new"]
 
     def ingest(settle: float) -> str:
         proc = subprocess.run(

@@ -16,7 +16,7 @@ from conftest import SAMPLES
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
 from scale_bench import copy_run  # noqa: E402
 
-CLI = [sys.executable, "-m", "mtabench.cli"]
+CLI = [sys.executable, "-m", "mtabench.cli.main"]
 # per-run incremental models (macros/per_run.sql) and every mart
 PER_RUN = [
     "intermediate.int_maillog__run_stats",
@@ -124,7 +124,7 @@ def serving_differences(a: Path, b: Path) -> dict[str, tuple[int, int]]:
 
 
 def test_incremental_build_equals_full_refresh(tmp_path):
-    from mtabench.publish import publish_report
+    from mtabench.pipeline.publish import publish_report
 
     archive = tmp_path / "archive"
     shutil.copytree(SAMPLES, archive)
@@ -195,8 +195,8 @@ def fingerprints(db: Path) -> dict[tuple[str, str], str]:
 
 def test_a_macro_or_var_change_rebuilds_every_run(tmp_path, monkeypatch):
     """dbt's graph has no macro checksums: the CLI passes a hash of models/, seeds/, macros/
-    and dbt_project.yml (mtabench/dbt_code.py), so changed code rebuilds every run's rows."""
-    from mtabench.dbt_code import code_hash
+    and dbt_project.yml (mtabench/pipeline/dbt_code.py), so changed code rebuilds every run's rows."""
+    from mtabench.pipeline.dbt_code import code_hash
 
     project = Path(__file__).resolve().parents[1] / "dbt_project"
     copy = tmp_path / "project"

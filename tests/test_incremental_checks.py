@@ -1,5 +1,5 @@
 """Checks that read only the runs that changed (docs/pipeline.md, per-run checks): the dbt tests
-(dbt_project/macros/per_run_checks.sql) and the per-run GX checks (mtabench/validate_scope.py)
+(dbt_project/macros/per_run_checks.sql) and the per-run GX checks (expectations/validate_scope.py)
 still fail on a bad value in a new run, keep failing until it is fixed, and, as documented,
 see a bad value planted in an unchanged run only when asked to check every run."""
 
@@ -17,7 +17,7 @@ from conftest import SAMPLES
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
 from scale_bench import copy_run  # noqa: E402
 
-CLI = [sys.executable, "-m", "mtabench.cli"]
+CLI = [sys.executable, "-m", "mtabench.cli.main"]
 # a queue sample with no maildrop count passes stg_queue__samples' tests (file-scoped) and
 # makes int_queue__minutes.queue_sampled null, which its run-scoped not_null test rejects
 RUN = "runs/a-baseline-t5"
@@ -167,8 +167,8 @@ def test_maillog_file_id_relationship_sees_a_gone_file_of_an_unchanged_run(tmp_p
 def test_many_pending_runs_are_checked_as_every_row(built_db, tmp_path, monkeypatch):
     """Beyond MAX_SCOPED pending runs or files a check reads every row (a long IN list of
     literals cost 7x reading everything at 236x); up to it, exactly the pending runs."""
+    from expectations import validate_scope
     from expectations.suites import SUITES
-    from mtabench import validate_scope
 
     db = tmp_path / "scope" / built_db.name
     db.parent.mkdir()

@@ -24,7 +24,7 @@ from conftest import FIXTURES, SAMPLES, found
 from ingest.parsers.base import ParseContext
 from ingest.parsers.maillog import MaillogParser
 
-MTABENCH = [sys.executable, "-m", "mtabench.cli"]
+MTABENCH = [sys.executable, "-m", "mtabench.cli.main"]
 # the programs whose lines the parser is meant to understand, read off the syslog tag
 KNOWN_TAG = re.compile(
     r"^(?:[A-Z][a-z]{2} [ 0-9]?\d \d\d:\d\d:\d\d|\d{4}-\d\d-\d\dT\S+) \S+ "

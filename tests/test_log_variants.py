@@ -205,7 +205,7 @@ def test_dovecot_fields(variant):
 @pytest.fixture(scope="module")
 def variants_db(tmp_path_factory) -> Path:
     """The variants ingested and built as runs (`mtabench ingest` + `build`)."""
-    from mtabench.cli import main
+    from mtabench.cli.main import main
 
     db = tmp_path_factory.mktemp("variants") / "t.duckdb"
     assert main(["ingest", str(SAMPLES / "variants"), "--db", str(db)]) == 0

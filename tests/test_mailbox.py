@@ -19,7 +19,7 @@ import duckdb
 import pytest
 from conftest import FIXTURES, SAMPLES, found
 
-from mtabench.cli import main
+from mtabench.cli.main import main
 
 DOVECOT_RUNS = [p.parent.name for p in found(SAMPLES.glob("runs/*/dovecot.log.gz"), "Dovecot logs")]
 RABID_RUNS = [p.parent.name for p in found(SAMPLES.glob("runs/*/rabid.csv"), "rabid outputs")]

@@ -12,7 +12,7 @@ import pytest
 from conftest import FIXTURES, SAMPLES, found
 from test_maillog_parser import pflogsumm_totals
 
-from mtabench.cli import main
+from mtabench.cli.main import main
 
 RUNS_WITH_MAILLOG = [p.parent.name for p in found(SAMPLES.glob("runs/*/maillog.gz"), "maillogs")]
 TOTALS = ("received", "delivered", "deferred", "bounced", "rejected")

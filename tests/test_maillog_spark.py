@@ -83,7 +83,7 @@ ROLLOVER = "\n".join(
 
 @pytest.fixture(scope="module")
 def spark(tmp_path_factory):
-    from mtabench.spark import local_session
+    from mtabench.engines.spark.session import local_session
 
     return local_session(warehouse=tmp_path_factory.mktemp("wh"), master="local[2]")
 
@@ -107,7 +107,7 @@ def _cases(tmp: Path) -> list[tuple[Path, ParseContext]]:
 
 
 def test_spark_parses_every_file_as_the_duckdb_landing(spark, landing_con, tmp_path):
-    from mtabench.spark_engine import parse_staged
+    from mtabench.engines.spark.engine import parse_staged
 
     cases = _cases(tmp_path)
     staged, want_counts = [], {}

@@ -19,7 +19,7 @@ from hypothesis import HealthCheck, given, settings
 from ingest.manifest import parse_manifest
 
 BASE = SAMPLES / "runs/a-baseline-t5"
-MTABENCH = [sys.executable, "-m", "mtabench.cli"]
+MTABENCH = [sys.executable, "-m", "mtabench.cli.main"]
 
 
 @pytest.mark.parametrize(

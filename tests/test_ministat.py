@@ -1,7 +1,8 @@
-"""mtabench.ministat against the real ministat binary and against seed 004's printed tables."""
+"""mtabench.stats.ministat against the real ministat binary and against seed 004's printed tables."""
 
 from __future__ import annotations
 
+import ast
 import json
 import math
 import random
@@ -13,8 +14,8 @@ from pathlib import Path
 import pytest
 from conftest import debian_tool
 
-from mtabench.ministat import Stats, compare, compare_from_summary, fmt_g, render, to_json
-from mtabench.ministat_table import CONFIDENCES, STUDENT_T, rows, t_value
+from mtabench.stats.ministat import Stats, compare, compare_from_summary, fmt_g, render, to_json
+from mtabench.stats.ministat_table import CONFIDENCES, STUDENT_T, rows, t_value
 
 MINISTAT = "/usr/bin/ministat"
 SEED_004 = Path(__file__).parent / "fixtures/seeds/004_653119c13a67b49d.txt"
@@ -220,3 +221,40 @@ def test_seed_004_tables_reproduced():
 def test_seed_004_first_table():
     c = compare_from_summary(10, 454258.5, 4333.0399, 10, 141415.2, 3545.6063, 99.5)
     assert c.lines()[1:3] == ["\t-312843 +/- 6391.49", "\t-68.869% +/- 1.40702%"]
+
+
+# -- one implementation: the arithmetic is dbt_project/macros/ministat.sql's only ---------------------
+
+REPO = Path(__file__).resolve().parents[1]
+ARITHMETIC = re.compile(r"\b(sqrt|power|floor|greatest)\(|\bsum\(|/ \(count\(\*\) - 1\)")
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        "dbt_project/models/marts/comparisons.sql",
+        "dbt_project/models/intermediate/int_sample_set_stats.sql",
+        "mtabench/stats/compare_sql.py",
+        "mtabench/stats/ministat.py",
+    ],
+)
+def test_no_copy_of_the_arithmetic(path):
+    """The mart, its input stats, compare_runs() and `mtabench compare` call the macros; none
+    spells a formula of its own."""
+    text = (REPO / path).read_text()
+    if path.endswith(".py"):  # the code, not the docstring that states the formulas
+        text = text.replace(ast.get_docstring(ast.parse(text), clean=False) or "", "")
+    text = re.sub(r"--.*", "", text)  # nor SQL comments
+    assert "ministat_" in text
+    assert ARITHMETIC.findall(text) == []
+
+
+def test_compare_runs_is_the_macros_sql():
+    from mtabench.stats.compare_sql import compare_runs_sql
+    from mtabench.stats.sql import macros
+
+    sql = compare_runs_sql()
+    m = macros()
+    for expr in (m.ministat_pair("a", "b"), m.ministat_variance("value"), m.ministat_t_df("p.df")):
+        assert str(expr) in sql
+    assert "{{" not in sql and "{%" not in sql

@@ -29,7 +29,7 @@ MB = 1_000_000
 # `mtabench ingest ARCHIVE`, then the process's own peak RSS (VmHWM, KiB) on the last line
 INGEST = """
 import sys
-from mtabench.cli import main
+from mtabench.cli.main import main
 rc = main(["ingest", sys.argv[1]])
 print(next(ln.split()[1] for ln in open("/proc/self/status") if ln.startswith("VmHWM")))
 sys.exit(rc)

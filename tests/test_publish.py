@@ -14,8 +14,8 @@ import time
 import duckdb
 from conftest import SAMPLES
 
-from mtabench.cli import main
-from mtabench.publish import PUBLISHED_RAW, publish
+from mtabench.cli.main import main
+from mtabench.pipeline.publish import PUBLISHED_RAW, publish
 
 
 def _tables(db) -> dict[str, int]:
@@ -30,7 +30,7 @@ def _tables(db) -> dict[str, int]:
 
 def _assert_holds_the_marts_of(serving, build) -> None:
     served, built = _tables(serving), _tables(build)
-    # the serving file's own bookkeeping: what it was published from (mtabench/publish.py)
+    # the serving file's own bookkeeping: what it was published from (mtabench/pipeline/publish.py)
     state = {n for n in served if n.startswith("publish_state.")}
     assert state == {"publish_state.source", "publish_state.runs"}
     served = {n: c for n, c in served.items() if not n.startswith("publish_state.")}
@@ -92,7 +92,7 @@ def test_serving_file_leaves_the_landing_and_intermediates_in_the_build(built_db
 KILLED_PUBLISH = """
 import sys
 from pathlib import Path
-from mtabench.publish import publish
+from mtabench.pipeline.publish import publish
 publish(Path(sys.argv[1]), Path(sys.argv[2]))
 """
 
@@ -127,8 +127,8 @@ def test_publish_killed_mid_copy_is_cleaned_up_by_the_next(tmp_path):
 def test_compare_runs_is_published_from_a_spark_build_too(built_db, tmp_path):
     """Spark writes its marts and seeds as Parquet folders (<schema>.db/<table>/); the gathered
     DuckDB file holds both, so the serving file gets compare_runs() whatever the engine."""
-    from mtabench.compare_sql import create_compare_macro
-    from mtabench.spark_engine import copy_warehouse
+    from mtabench.engines.spark.engine import copy_warehouse
+    from mtabench.stats.compare_sql import create_compare_macro
 
     warehouse = tmp_path / "warehouse"
     with duckdb.connect(str(built_db), read_only=True) as src:

@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 
 CORPUS = Path(__file__).resolve().parent / "fixtures" / "corpus"
-MTABENCH = [sys.executable, "-m", "mtabench.cli"]
+MTABENCH = [sys.executable, "-m", "mtabench.cli.main"]
 RECALL_FLOOR = 0.99  # share of expected core fields the parser must return
 
 HEAD = re.compile(

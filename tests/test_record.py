@@ -46,7 +46,7 @@ def record_cmd(archive: Path, run_id: str, *extra: str) -> list[str]:
     return [
         sys.executable,
         "-m",
-        "mtabench.cli",
+        "mtabench.cli.main",
         "record",
         run_id,
         "--archive",
@@ -60,7 +60,7 @@ def record_cmd(archive: Path, run_id: str, *extra: str) -> list[str]:
 def mtabench_run(archive: Path, data: Path) -> Path:
     env = {**os.environ, "MTABENCH_DATA": str(data)}
     proc = subprocess.run(
-        [sys.executable, "-m", "mtabench.cli", "run", str(archive)],
+        [sys.executable, "-m", "mtabench.cli.main", "run", str(archive)],
         cwd=REPO,
         env=env,
         capture_output=True,
@@ -197,7 +197,7 @@ def test_load_target_host_is_read_from_the_command(command, host):
 
 
 def test_non_loopback_targets_are_refused_unless_allowed(tmp_path, capsys):
-    from mtabench.cli import main
+    from mtabench.cli.main import main
 
     load = ["--", "postal", "-t", "5", "198.51.100.9", str(USERS)]
     assert main(["record", "r1", "--archive", str(tmp_path), "--dry-run", *load]) == 2
@@ -210,7 +210,7 @@ def test_non_loopback_targets_are_refused_unless_allowed(tmp_path, capsys):
 
 
 def test_dry_run_prints_the_plan(tmp_path, capsys):
-    from mtabench.cli import main
+    from mtabench.cli.main import main
 
     argv = ["record", "r2", "--archive", str(tmp_path), "--set", "default_process_limit=20", "--dry-run"]
     argv += ["--log2", "/var/log/dovecot.log", "--", "postal", "-t", "5", "127.0.0.1", str(USERS)]
@@ -244,7 +244,7 @@ def test_log_window_is_cut_by_byte_offset_and_survives_rotation(tmp_path):
 
 
 def test_also_runs_a_second_load_beside_the_first(tmp_path, capsys):
-    from mtabench.cli import main
+    from mtabench.cli.main import main
 
     argv = ["record", "r3", "--archive", str(tmp_path), "--dry-run"]
     argv += ["--also", f"rabid -r 300 127.0.0.1 {USERS}"]

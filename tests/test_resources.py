@@ -5,8 +5,8 @@ from __future__ import annotations
 import duckdb
 
 from ingest.resources import apply_limits
-from mtabench.dbt import run_dbt
 from mtabench.paths import Paths
+from mtabench.pipeline.dbt import run_dbt
 
 
 def _settings(con) -> tuple[str, int]:

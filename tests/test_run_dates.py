@@ -16,7 +16,7 @@ from conftest import SAMPLES
 
 from ingest import run_clock
 
-MTABENCH = [sys.executable, "-m", "mtabench.cli"]
+MTABENCH = [sys.executable, "-m", "mtabench.cli.main"]
 BASE = SAMPLES / "runs/a-baseline-t5"
 
 

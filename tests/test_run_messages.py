@@ -14,7 +14,7 @@ from pathlib import Path
 import duckdb
 from conftest import REPO, SAMPLES
 
-MTABENCH = [sys.executable, "-m", "mtabench.cli"]
+MTABENCH = [sys.executable, "-m", "mtabench.cli.main"]
 
 
 def _archive(tmp_path, *copies: tuple[str, str]):
@@ -91,7 +91,7 @@ def test_run_says_which_run_was_renamed_and_why_a_run_failed(tmp_path):
 
 
 def test_dag_ingest_task_logs_the_renamed_run(tmp_path, caplog):
-    from mtabench import airflow_tasks as at
+    from mtabench.airflow import tasks as at
 
     inbox = _archive(
         tmp_path, ("seed000/s11-elvtune", "s11-elvtune"), ("seed000/s11-elvtune", "s11-elvtune-copy")

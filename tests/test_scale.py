@@ -16,7 +16,7 @@ from conftest import SAMPLES
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
 from scale_bench import build_archive, copy_run, run_folders  # noqa: E402
 
-CLI = [sys.executable, "-m", "mtabench.cli"]
+CLI = [sys.executable, "-m", "mtabench.cli.main"]
 SENTINEL = "sentinel: left alone by an incremental build"
 
 

@@ -26,7 +26,7 @@ sys.path.insert(0, str(REPO / "dashboards"))
 import serving_guard  # noqa: E402
 from dataset_sql import render
 
-from mtabench.cli import main  # noqa: E402
+from mtabench.cli.main import main  # noqa: E402
 
 
 def _sha(path: Path) -> str:

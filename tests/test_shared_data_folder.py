@@ -10,7 +10,7 @@ import tarfile
 
 from conftest import SAMPLES
 
-MTABENCH = [sys.executable, "-m", "mtabench.cli"]
+MTABENCH = [sys.executable, "-m", "mtabench.cli.main"]
 
 
 def test_concurrent_ingests_of_the_same_bundles_with_other_databases(tmp_path):

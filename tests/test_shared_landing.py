@@ -14,7 +14,7 @@ from pathlib import Path
 import duckdb
 from conftest import REPO, SAMPLES
 
-MTABENCH = [sys.executable, "-m", "mtabench.cli"]
+MTABENCH = [sys.executable, "-m", "mtabench.cli.main"]
 A_RUNS = ("a-baseline-t5", "d-errors-rcpt-rejects", "e-smtp-source-s5")
 B_RUNS = ("c-throttled-queue-backlog", "h-rabid-alone")
 

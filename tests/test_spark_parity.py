@@ -35,7 +35,7 @@ PARITY_MARTS = [
 
 @pytest.fixture(scope="module")
 def spark_db(built_db: Path, data_dir: Path) -> Path:
-    from mtabench.cli import main
+    from mtabench.cli.main import main
 
     assert main(["run", str(SAMPLES), "--db", str(built_db), "--engine", "spark", "--no-publish"]) == 0
     out = data_dir / "spark" / "mtabench.duckdb"
@@ -94,8 +94,8 @@ def test_spark_wrote_the_marts_itself(spark_db: Path, data_dir: Path) -> None:
 
 def test_duckdb_reads_the_parquet_landing_too(built_db: Path, spark_db: Path, data_dir: Path) -> None:
     """dbt on DuckDB over the Parquet landing (no raw tables in the file) builds the same marts."""
-    from mtabench.dbt import run_dbt
     from mtabench.paths import Paths
+    from mtabench.pipeline.dbt import run_dbt
 
     paths = Paths.resolve(str(data_dir / "from-parquet.duckdb"))
     run_dbt(paths, ["build", "--vars", json.dumps({"landing_path": str(paths.landing_dir)})], lambda _: None)

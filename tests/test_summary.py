@@ -3,7 +3,7 @@ landed first, then the runs that are not ok, then the most recent; the rest is c
 
 from __future__ import annotations
 
-from mtabench.summary import pick
+from mtabench.cli.summary import pick
 
 
 def _rows(n: int) -> list[dict]:

@@ -13,8 +13,8 @@ import duckdb
 import pytest
 from conftest import FIXTURES, SAMPLES, debian_tool
 
-from mtabench import ministat
-from mtabench.cli import main
+from mtabench.cli.main import main
+from mtabench.stats import ministat
 
 CONFIDENCES = (80, 90, 95, 98, 99, 99.5)
 

@@ -20,7 +20,7 @@ from ingest.ledger import Ledger
 from ingest.loader import ingest_archive
 from ingest.parsers.base import ParseContext, Parser
 
-MTABENCH = [sys.executable, "-m", "mtabench.cli"]
+MTABENCH = [sys.executable, "-m", "mtabench.cli.main"]
 BASE = SAMPLES / "runs/a-baseline-t5"
 
 
@@ -82,7 +82,7 @@ def test_out_of_range_vmstat_value_quarantines_its_line_and_the_run_publishes(tm
     monkeypatch.setenv("MTABENCH_DATA", str(tmp_path / "data"))
     serving = tmp_path / "serving.duckdb"
     monkeypatch.setenv("MTABENCH_SERVING_DB", str(serving))
-    from mtabench.cli import main
+    from mtabench.cli.main import main
 
     db = tmp_path / "t.duckdb"
     assert main(["run", str(archive), "--db", str(db)]) == 0
@@ -215,7 +215,7 @@ def test_parser_bug_fails_the_run_naming_file_and_line(tmp_path, monkeypatch):
     monkeypatch.setenv("MTABENCH_DATA", str(tmp_path / "data"))
     serving = tmp_path / "serving.duckdb"
     monkeypatch.setenv("MTABENCH_SERVING_DB", str(serving))
-    from mtabench.cli import main
+    from mtabench.cli.main import main
 
     with pytest.raises(loader.ParserBug, match=r"r/bug\.txt line 2: .*AssertionError"):
         ingest_archive(archive, tmp_path / "a.duckdb", tmp_path / "work")
@@ -372,7 +372,7 @@ def test_runs_removed_from_the_archive_are_dropped_by_a_full_ingest(tmp_path):
 HOLD_LOCK = """
 import sys, time
 from pathlib import Path
-from mtabench.pipeline_lock import pipeline_lock
+from mtabench.pipeline.lock import pipeline_lock
 with pipeline_lock(Path(sys.argv[1])):
     print("held", flush=True)
     time.sleep(120)
@@ -405,7 +405,7 @@ def test_a_second_run_is_refused_with_the_holders_pid(tmp_path):
 
 TIED_CHILD = """
 import time
-from mtabench.pipeline_lock import popen_tied
+from mtabench.pipeline.lock import popen_tied
 child = popen_tied(["sleep", "300"])
 print(child.pid, flush=True)
 time.sleep(300)
@@ -462,8 +462,8 @@ def test_a_zip_bomb_is_refused_with_a_clear_error_and_nothing_is_left(tmp_path):
 
 # 15. "nothing lost" proven from the landed rows, and by the GX landing suite
 def test_landed_rows_account_for_every_line_of_every_sample(tmp_path):
+    from expectations.validate import ValidationFailed, validate
     from ingest.accounting import landed_lines_sql
-    from mtabench.validate import ValidationFailed, validate
 
     db = tmp_path / "t.duckdb"
     ingest_archive(SAMPLES, db, tmp_path / "work")
@@ -490,9 +490,9 @@ def test_landed_rows_account_for_every_line_of_every_sample(tmp_path):
 def test_line_accounting_fails_a_maillog_line_landed_twice(tmp_path):
     """raw.maillog's rows are counted, not made distinct (ingest/accounting.py): a maillog part
     read twice (its ledger row doubled) lands each of its lines twice, and the file fails."""
+    from expectations.validate import ValidationFailed, validate
     from ingest import arrow_landing
     from ingest.landing import bulk_tables
-    from mtabench.validate import ValidationFailed, validate
 
     db = tmp_path / "t.duckdb"
     ingest_archive(SAMPLES / "runs" / "d0-postal-segfault-connlimit", db, tmp_path / "work")
@@ -510,7 +510,7 @@ def test_line_accounting_fails_a_maillog_line_landed_twice(tmp_path):
 def test_line_accounting_in_batches_of_files_still_finds_a_lost_line(tmp_path, monkeypatch):
     """validate runs the per-file line accounting on batches of files (bounded memory at 236x):
     with tiny batches every file is still checked, and a lost line still fails its file."""
-    import mtabench.validate as v
+    import expectations.validate as v
 
     monkeypatch.setattr(v, "BATCH_LINES", 500)
     monkeypatch.setattr(v, "BATCH_FILES", 3)

@@ -8,8 +8,8 @@ import duckdb
 import pytest
 from conftest import SAMPLES
 
-from mtabench.cli import main
-from mtabench.validate import ValidationFailed, validate
+from expectations.validate import ValidationFailed, validate
+from mtabench.cli.main import main
 
 
 def test_gate_fails_on_bad_marts_and_names_the_expectation(built_db, tmp_path):
@@ -46,7 +46,7 @@ def test_checks_count_every_row_in_duckdb_and_gx_judges_the_failing_ones(built_d
     """Validate counts in DuckDB (memory flat in the marts' size) and hands GX only failing
     rows: a bad value on the row the scan reaches last, a duplicate, and more bad rows than
     GX is shown are all found, with exact counts over every row."""
-    import mtabench.validate as v
+    import expectations.validate as v
 
     bad = tmp_path / "bad.duckdb"
     shutil.copy(built_db, bad)
@@ -138,7 +138,7 @@ def test_gx_judges_only_the_checks_with_failing_rows(built_db, tmp_path):
     import sys
 
     code = (
-        "import sys; from pathlib import Path; from mtabench.validate import validate; "
+        "import sys; from pathlib import Path; from expectations.validate import validate; "
         f"docs = validate(Path({str(built_db)!r}), Path({str(tmp_path / 'gx-ok')!r})); "
         "print(docs, 'great_expectations' in sys.modules)"
     )

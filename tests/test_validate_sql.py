@@ -1,4 +1,4 @@
-"""validate counts unexpected rows in DuckDB (mtabench/validate_sql.py): each predicate must
+"""validate counts unexpected rows in DuckDB (expectations/validate_sql.py): each predicate must
 call unexpected exactly the rows Great Expectations' pandas engine calls unexpected. Each
 case is a small DuckDB table with the edge values (NULL, NaN, infinities, the bounds
 themselves, NaT), read into pandas as validate reads it and judged by GX itself."""
@@ -10,9 +10,9 @@ import os
 import duckdb
 import pytest
 
+from expectations import validate_sql
 from expectations.suites import SUITES
-from mtabench import validate_sql
-from mtabench.validate import UNIQUENESS
+from expectations.validate import UNIQUENESS
 
 # (expectation, kwargs, a query giving column values; "v" and "w" are the checked columns)
 INTS = "select * from (values (1), (0), (-1), (null), (5), (6), (2147483647)) as t(v)"

@@ -69,7 +69,7 @@
 {% endmacro %}
 
 {# one hash of every model's, seed's and macro's code and the vars: the one mtabench passes in
-   MTABENCH_DBT_CODE_HASH (mtabench/dbt_code.py), else (dbt run by hand) the models' and seeds'
+   MTABENCH_DBT_CODE_HASH (mtabench/pipeline/dbt_code.py), else (dbt run by hand) the models' and seeds'
    checksums from dbt's graph, whose every read serializes every node: a code change rebuilds
    every run #}
 {% macro per_run_code_hash() %}

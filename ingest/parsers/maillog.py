@@ -12,7 +12,7 @@ The file is streamed in blocks (BLOCK bytes of plain text, gzip decompressed on 
 fly; the landing has the crate read a plain file itself); each block is parsed in
 parallel on line boundaries in Rust with the GIL released, so memory stays flat whatever
 the file size. The same function runs in Spark executors
-(mtabench/spark_engine.py), so both engines parse with the very same code.
+(mtabench/engines/spark/engine.py), so both engines parse with the very same code.
 
 Timestamps: classic syslog (`Nov  1 22:04:34`, day space-padded), postlogd (`Nov 01`),
 RFC 3339 (own offset), Exim (`YYYY-MM-DD HH:MM:SS [+zzzz]`) and TAI64N (`@4000...`).

@@ -1,6 +1,7 @@
 -- ministat's per-set figures: N, min, max, median (the sorted value at index n/2, the
--- upper middle for even n, not averaged), mean, and variance (Σx² − (Σx)²/n)/(n−1);
--- with the set's comparison group and named baseline (see int_sample_sets).
+-- upper middle for even n, not averaged), mean, and variance (Σx² − (Σx)²/n)/(n−1), as
+-- macros/ministat.sql computes them; with the set's comparison group and named baseline
+-- (see int_sample_sets).
 
 with
 
@@ -22,13 +23,11 @@ final as (
         count(*) as n,
         min(value) as min_value,
         max(value) as max_value,
-        max(case when idx = floor(n / 2) then value end) as median,
-        sum(value) / count(*) as mean,
-        case when count(*) > 1
-            then (sum(value * value) - sum(value) * sum(value) / count(*)) / (count(*) - 1)
-        end as variance
+        {{ ministat_median('value', 'idx', 'n') }} as median,
+        {{ ministat_mean('value') }} as mean,
+        {{ ministat_variance('value') }} as variance
     from ranked
     group by set_kind, set_name
 )
 
-select *, sqrt(variance) as stddev from final
+select *, {{ ministat_sqrt('variance') }} as stddev from final

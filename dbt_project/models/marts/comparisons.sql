@@ -75,15 +75,7 @@ figures as (
         a.stddev as stddev1, a.variance as var1,
         b.n as n2, b.min_value as min2, b.max_value as max2, b.median as median2, b.mean as mean2,
         b.stddev as stddev2, b.variance as var2,
-        a.n + b.n - 2 as df,
-        b.mean - a.mean as difference,
-        sqrt(((b.n - 1) * b.variance + (a.n - 1) * a.variance) / (a.n + b.n - 2)) as pooled_s,
-        sqrt(a.variance / a.n + b.variance / b.n) as welch_se,
-        -- Welch–Satterthwaite degrees of freedom
-        power(a.variance / a.n + b.variance / b.n, 2)
-            / nullif(
-                power(a.variance / a.n, 2) / (a.n - 1) + power(b.variance / b.n, 2) / (b.n - 1), 0
-            ) as welch_df
+        {{ ministat_pair('a', 'b') }}
     from pairs as p
     inner join stats as a
         on p.set_kind = a.set_kind
@@ -97,7 +89,8 @@ figures as (
         or {{ per_run_pairs_only('a.run_id', 'b.run_id') }}
 ),
 
--- ministat's table has rows for df 1..100; beyond that it uses the infinity row (df 0 here)
+-- ministat's table has rows for df 1..100; beyond that it uses the infinity row (df 0 here).
+-- The arithmetic is macros/ministat.sql's, shared with compare_runs() and `mtabench compare`.
 final as (
     select
         f.set_kind,
@@ -111,26 +104,23 @@ final as (
         f.df,
         f.pooled_s,
         f.difference,
-        100 * f.difference / nullif(f.mean1, 0) as difference_pct,
+        {{ ministat_pct('f.difference', 'f.mean1') }} as difference_pct,
         f.welch_df,
         f.welch_se,
         {%- for suffix, c in levels %}
-        s.t_{{ suffix }} * f.pooled_s * sqrt(1.0 / f.n2 + 1.0 / f.n1) as margin_{{ suffix }},
-        100 * s.t_{{ suffix }} * f.pooled_s * sqrt(1.0 / f.n2 + 1.0 / f.n1) / nullif(f.mean1, 0)
-            as margin_pct_{{ suffix }},
-        abs(f.difference) > s.t_{{ suffix }} * f.pooled_s * sqrt(1.0 / f.n2 + 1.0 / f.n1)
-            as is_significant_{{ suffix }},
-        w.t_{{ suffix }} * f.welch_se as welch_margin_{{ suffix }},
-        abs(f.difference) > w.t_{{ suffix }} * f.welch_se as welch_is_significant_{{ suffix }}{{ "," if not loop.last }}
+        {%- set margin = ministat_margin('s.t_' ~ suffix, 'f.pooled_s', 'f.n1', 'f.n2') %}
+        {%- set welch_margin = ministat_welch_margin('w.t_' ~ suffix, 'f.welch_se') %}
+        {{ margin }} as margin_{{ suffix }},
+        {{ ministat_pct(margin, 'f.mean1') }} as margin_pct_{{ suffix }},
+        {{ ministat_significant('f.difference', margin) }} as is_significant_{{ suffix }},
+        {{ welch_margin }} as welch_margin_{{ suffix }},
+        {{ ministat_significant('f.difference', welch_margin) }} as welch_is_significant_{{ suffix }}{{ "," if not loop.last }}
         {%- endfor %}
     from figures as f
     inner join student_t as s
-        on s.df = case when f.df > 100 then 0 else f.df end
+        on s.df = {{ ministat_t_df('f.df') }}
     left join student_t as w
-        on w.df = case
-            when f.welch_df > 100 then 0
-            else greatest(1, cast(floor(f.welch_df) as integer))
-        end
+        on w.df = {{ ministat_welch_t_df('f.welch_df') }}
 ),
 
 with_verdict as (

@@ -12,7 +12,7 @@
       check_name | column_name | failing_rows
 
   and the test fails with the sum of failing_rows. `mtabench` prints those rows when the
-  test fails (mtabench/dbt_failures.py); `dbt test --select <name> --store-failures` keeps
+  test fails (mtabench/pipeline/dbt_failures.py); `dbt test --select <name> --store-failures` keeps
   them in a table.
 
   Arguments:
@@ -34,7 +34,7 @@
     file that is gone has no ledger to stand in for its rows).
 
   This lives in tests/, not macros/: test code changes no model's rows, so it is not in the
-  code hash that rebuilds every run (mtabench/dbt_code.py).
+  code hash that rebuilds every run (mtabench/pipeline/dbt_code.py).
 #}
 {% test column_checks(model, not_null=[], non_negative=[], accepted_values={}, unique=[], relationships=[]) %}
 {{ config(fail_calc='coalesce(sum(failing_rows), 0)') }}

@@ -16,7 +16,7 @@
   With --full-refresh, on Spark, and where the ledger table does not exist (dbt over an
   exported Parquet landing), every row is read, as `relationships` does. This lives
   in tests/, not macros/: test code changes no model's rows, so it is not in the code hash
-  that rebuilds every run (mtabench/dbt_code.py).
+  that rebuilds every run (mtabench/pipeline/dbt_code.py).
 #}
 {% test relationships_of_pending_files(model, column_name, to, field, ledger=none) %}
 {%- set scoped = execute and target.type == 'duckdb' and not flags.FULL_REFRESH -%}

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import duckdb
 
-from mtabench.validate import ValidationFailed
+from expectations.validate import ValidationFailed
 
 MAX_ROUNDS = 5  # each round holds back at least one more run; GX names up to 20 values a check
 
@@ -40,11 +40,9 @@ def validate_holding_back(validate: Callable[[set[str]], object]) -> dict[str, s
     return held
 
 
-def hold_back(serving: Path, held: dict[str, str]) -> None:
+def hold_back(serving: Path, held: dict[str, str], state: str) -> None:
     """In a serving file being written: the held runs' rows out of every `main` table but
-    `runs`, where their status says why."""
-    from mtabench.publish import STATE
-
+    `runs`, where their status says why; `state` is the serving file's bookkeeping schema."""
     folders = sorted(held)
     with duckdb.connect(str(serving)) as con:
         tables = con.execute(
@@ -63,10 +61,10 @@ def hold_back(serving: Path, held: dict[str, str]) -> None:
         # published without their rows: the next publish must write them whatever their fingerprint
         has_state = con.execute(
             "select count(*) from information_schema.tables where table_schema = ? and table_name = 'runs'",
-            [STATE],
+            [state],
         ).fetchone()[0]
         if has_state:
             con.execute(
-                f"delete from {STATE}.runs where list_contains(?, split_part(run_id, '#', 1))", [folders]
+                f"delete from {state}.runs where list_contains(?, split_part(run_id, '#', 1))", [folders]
             )
         con.execute("checkpoint")

@@ -20,8 +20,8 @@ import duckdb
 
 from ingest.maillog_run import MESSAGES, MINUTES
 from ingest.parquet_landing import SCHEMA_PARTITION, export_landing, landing_tables
-from mtabench.dbt import run_dbt
 from mtabench.paths import Paths
+from mtabench.pipeline.dbt import run_dbt
 
 MART_SCHEMA = "main"
 SEED_SCHEMA = "reference"
@@ -108,7 +108,7 @@ def parse_maillogs(paths: Paths, progress: Callable[[str], None] = print) -> dic
     the ledger's: the DuckDB landing stays the one account of every line.
     """
     from ingest import maillog_lines
-    from mtabench.spark import local_session
+    from mtabench.engines.spark.session import local_session
 
     with duckdb.connect(str(paths.db), read_only=True) as con:
         ledger = {
@@ -171,7 +171,7 @@ def parse_staged(spark, staged: list, out: Path, counts_dir: Path, threads: int 
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    from ingest.maillog_spark_udf import PARTS_DDL, task_rows, write_parts_udf
+    from mtabench.engines.spark.maillog_udf import PARTS_DDL, task_rows, write_parts_udf
 
     folders = parsed_folders(out)
     for d in folders.values():

@@ -1,15 +1,16 @@
-"""ministat-exact statistics in pure Python (FreeBSD ministat, Debian package `ministat`).
+"""ministat-exact statistics (FreeBSD ministat, Debian package `ministat`) for `mtabench compare`.
 
-The figures reproduce ministat's own arithmetic operation by operation, so that
-formatting them as ministat does (`%13.8g` in the table, `%g` in the comparison)
-prints the same text:
+The figures are ministat's own arithmetic, operation by operation, so that formatting them as
+ministat does (`%13.8g` in the table, `%g` in the comparison) prints the same text. That
+arithmetic is SQL written once (dbt_project/macros/ministat.sql, shared with the comparisons
+mart and the serving file's compare_runs()), run here in an in-memory DuckDB:
 
-- points are summed in input order (Σx, Σx²), then sorted;
-- median = sorted value at index n // 2 (upper middle for even n, not averaged);
+- points are summed in input order (Σx, Σx²); the median is the sorted value at index n // 2
+  (upper middle for even n, not averaged);
 - variance = (Σx² − (Σx)²/n) / (n − 1), with its cancellation error for large values
   with a small spread (ministat then prints `-nan` for a negative variance);
 - comparison of set B with the first set A: df = n1 + n2 − 2, t from ministat's table
-  (`mtabench.ministat_table`, df > 100 uses the infinity row), pooled
+  (`mtabench.stats.ministat_table`, df > 100 uses the infinity row), pooled
   s = sqrt(((n2−1)·v2 + (n1−1)·v1) / df), e = t·s·sqrt(1/n2 + 1/n1), d = mean2 − mean1,
   percentages 100·d/mean1 and 100·e/mean1; a difference is shown when |d| > e.
 
@@ -23,17 +24,101 @@ from __future__ import annotations
 
 import json
 import math
+import threading
 from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass
+from functools import cache
 
-from mtabench.ministat_table import CONFIDENCES, t_value
+import duckdb
+
+from mtabench.stats import sql
+from mtabench.stats.ministat_table import CONFIDENCES, rows
 
 SYMBOLS = " x+*%#@O"
 
+# One set's figures. `v` keeps the input order, which ministat sums in; the median's rank breaks
+# ties by input position, as ministat's sort does (-0 before 0 when it came first), and takes
+# the value from `v` (a sort key loses the sign of -0).
+STATS_SQL = """
+with
+v as (select unnest($values::double[]) as value, generate_subscripts($values::double[], 1) as pos),
+ranked as (
+    select v.value, r.idx, r.n
+    from (
+        select pos, row_number() over (order by value, pos) - 1 as idx, count(*) over () as n from v
+    ) as r
+    join v using (pos)
+),
+s as (
+    select
+        count(*) as n,
+        min(value) as min_value,
+        max(value) as max_value,
+        (select {{ m.ministat_median('value', 'idx', 'n') }} from ranked) as median,
+        {{ m.ministat_mean('value') }} as mean,
+        {{ m.ministat_variance('value') }} as variance
+    from v
+)
+select n, min_value, max_value, median, mean, {{ m.ministat_sqrt('variance') }} as stddev, variance
+from s
+"""
 
-def _sqrt(x: float) -> float:
-    # C's sqrt() of a negative number gives NaN (printed "-nan" by glibc on x86-64)
-    return math.sqrt(x) if x >= 0 else math.nan
+# Set b against the baseline a, from each set's n, mean and variance. With both variances 0,
+# Welch's df is undefined: the table row is the pooled test's.
+COMPARE_SQL = """
+{%- set margin = m.ministat_margin('s.t', 'w.pooled_s', 'w.n1', 'w.n2') %}
+{%- set welch_margin = m.ministat_welch_margin('t.t', 'w.welch_se') %}
+{%- set significant = m.ministat_significant('w.difference', margin) %}
+{%- set welch_significant = m.ministat_significant('w.difference', welch_margin) %}
+with
+a as (select $n1::bigint as n, $mean1::double as mean, $var1::double as variance),
+b as (select $n2::bigint as n, $mean2::double as mean, $var2::double as variance),
+f as (select a.n as n1, b.n as n2, a.mean as mean1, {{ m.ministat_pair('a', 'b') }} from a, b),
+w as (select *, coalesce(welch_df, df) as welch_t_df from f)
+select
+    w.df,
+    s.t,
+    w.pooled_s,
+    {{ m.ministat_pooled_se('w.pooled_s', 'w.n1', 'w.n2') }} as se,
+    w.difference,
+    {{ margin }} as margin,
+    {{ m.ministat_pct('w.difference', 'w.mean1') }} as difference_pct,
+    {{ m.ministat_pct(margin, 'w.mean1') }} as margin_pct,
+    {{ significant }} as is_significant,
+    {{ m.ministat_verdict(significant, '$confidence') }} as verdict,
+    w.welch_t_df,
+    t.t as welch_t,
+    w.welch_se,
+    {{ welch_margin }} as welch_margin,
+    {{ m.ministat_pct(welch_margin, 'w.mean1') }} as welch_margin_pct,
+    {{ welch_significant }} as welch_is_significant,
+    {{ m.ministat_verdict(welch_significant, '$confidence') }} as welch_verdict
+from w
+join student_t as s on s.confidence = $confidence and s.df = {{ m.ministat_t_df('w.df') }}
+join student_t as t on t.confidence = $confidence and t.df = {{ m.ministat_welch_t_df('w.welch_t_df') }}
+"""
+
+
+@cache
+def _sql() -> tuple[str, str]:
+    return sql.render(STATS_SQL), sql.render(COMPARE_SQL)
+
+
+_local = threading.local()
+
+
+def _con() -> duckdb.DuckDBPyConnection:
+    """This thread's in-memory DuckDB holding ministat's t table (the student_t seed's rows)."""
+    con = getattr(_local, "con", None)
+    if con is None:
+        con = _local.con = duckdb.connect(":memory:")
+        con.execute("create table student_t (df integer, confidence double, t double)")
+        con.executemany("insert into student_t values (?, ?, ?)", rows())
+    return con
+
+
+def _nan(x: float | None) -> float:
+    return math.nan if x is None else float(x)
 
 
 def fmt_g(x: float, spec: str = "g") -> str:
@@ -56,19 +141,11 @@ class Stats:
 
     @classmethod
     def of(cls, values: Iterable[float]) -> Stats:
-        pts: list[float] = []
-        sy = syy = 0.0
-        for v in values:  # same order and operations as ministat's AddPoint
-            a = float(v)
-            pts.append(a)
-            sy += a
-            syy += a * a
-        n = len(pts)
-        if n == 0:
+        pts = [float(v) for v in values]
+        if not pts:
             raise ValueError("empty data set")
-        pts.sort()
-        var = (syy - sy * sy / n) / (n - 1.0) if n > 1 else math.nan
-        return cls(n, pts[0], pts[-1], pts[n // 2], sy / n, _sqrt(var), var)
+        n, *figures = _con().execute(_sql()[0], {"values": pts}).fetchone()
+        return cls(n, *(_nan(x) for x in figures))
 
     @classmethod
     def from_summary(cls, n: int, mean: float, stddev: float) -> Stats:
@@ -93,12 +170,7 @@ class Comparison:
     pct_d: float  # 100 * d / mean1
     pct_e: float  # 100 * e / mean1
     significant: bool  # |d| > e
-
-    @property
-    def verdict(self) -> str:
-        if self.significant:
-            return f"Difference at {self.confidence:.1f}% confidence"
-        return f"No difference proven at {self.confidence:.1f}% confidence"
+    verdict: str  # ministat's line: "Difference at 95.0% confidence", or "No difference proven ..."
 
     def lines(self) -> list[str]:
         """The lines ministat prints for this comparison."""
@@ -120,36 +192,29 @@ class Comparison:
 def _relative(a: Stats, b: Stats, confidence: float, welch: bool) -> Comparison:
     if a.n < 2 or b.n < 2:
         raise ValueError("each data set needs at least 2 points to compare")
-    d = b.avg - a.avg
-    if not welch:
-        df = b.n + a.n - 2
-        t = t_value(df, confidence)
-        spool = (b.n - 1) * b.variance + (a.n - 1) * a.variance
-        spool /= b.n + a.n - 2
-        spool = _sqrt(spool)
-        se = spool * math.sqrt(1.0 / b.n + 1.0 / a.n)
-        pooled: float | None = spool
-        df_out: float = df
-    else:
-        qa, qb = a.variance / a.n, b.variance / b.n
-        se = _sqrt(qa + qb)
-        denom = qa * qa / (a.n - 1) + qb * qb / (b.n - 1)
-        df_out = (qa + qb) ** 2 / denom if denom > 0 else float(a.n + b.n - 2)
-        t = t_value(max(1, int(df_out)), confidence)
-        pooled = None
-    e = t * se
+    params = {
+        "n1": a.n, "mean1": a.avg, "var1": a.variance,
+        "n2": b.n, "mean2": b.avg, "var2": b.variance,
+        "confidence": float(confidence),
+    }  # fmt: skip
+    r = _con().execute(_sql()[1], params).fetchone()
+    df, t, pooled_s, se, d, e, pct_d, pct_e, significant, verdict = r[:10]
+    if welch:
+        df, t, se, e, pct_e, significant, verdict = r[10:]
+        pooled_s = None
     return Comparison(
         confidence=float(confidence),
         method="welch" if welch else "student",
-        df=df_out,
+        df=df,
         t=t,
-        pooled_s=pooled,
-        se=se,
+        pooled_s=None if pooled_s is None else _nan(pooled_s),
+        se=_nan(se),
         d=d,
-        e=e,
-        pct_d=d * 100 / a.avg if a.avg else math.nan,
-        pct_e=e * 100 / a.avg if a.avg else math.nan,
-        significant=abs(d) > e,  # False when e is NaN, as in C
+        e=_nan(e),
+        pct_d=_nan(pct_d),
+        pct_e=_nan(pct_e),
+        significant=bool(significant),  # False when e is NaN, as in C
+        verdict=verdict,
     )
 
 

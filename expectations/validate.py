@@ -10,11 +10,11 @@ from pathlib import Path
 
 import duckdb
 
+from expectations import validate_scope, validate_sql
 from expectations.suites import SUITES, Check
 from ingest.resources import apply_limits
-from mtabench import validate_scope, validate_sql
 
-_log = logging.getLogger("mtabench.validate")
+_log = logging.getLogger("mtabench.validate")  # the log channel name, not a module path
 
 
 @dataclass
@@ -52,12 +52,12 @@ def validate(
     Great Expectations to judge. Raises ValidationFailed naming each failure.
 
     changed_only: per-run checks read only the runs not yet validated at their current state
-    (mtabench/validate_scope.py).
+    (expectations/validate_scope.py).
     record (default: changed_only): a passing suite is recorded as validated for every run at
     its current state. A suite that read every row and passed is that verdict too: unrecorded,
     the validate after `--all-runs` read every row again (9 of the 39 s of adding one run to
     236x the samples after a full rebuild).
-    held: folder run ids held back (mtabench/hold_back.py): per-run checks skip their rows,
+    held: folder run ids held back (mtabench/pipeline/hold_back.py): per-run checks skip their rows,
     and nothing is recorded as validated."""
     if record is None:
         record = changed_only
@@ -241,7 +241,7 @@ def _rowwise(gx: _Gx, con, name: str, expectations: list, parts: list[str], cont
             o.failed = True
             o.error = (
                 f"{n} of {total} rows unexpected in DuckDB that Great Expectations passed "
-                f"(mtabench/validate_sql.py disagrees with GX on this expectation)"
+                f"(expectations/validate_sql.py disagrees with GX on this expectation)"
             )
         o.unexpected_count = n or o.unexpected_count
     return outcomes

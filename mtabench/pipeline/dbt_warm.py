@@ -7,7 +7,7 @@ when ingest is done it writes the dbt arguments (a JSON list) on stdin and the b
 on the parsed manifest (dbtRunner(manifest=...), dbt's documented way to reuse one). EOF
 on stdin instead (ingest failed) exits without building.
 
-    python -m mtabench.dbt_warm PROJECT_DIR    # stdin: ["build", "--full-refresh"]
+    python -m mtabench.pipeline.dbt_warm PROJECT_DIR    # stdin: ["build", "--full-refresh"]
 
 Output and exit status are dbt's own: 0 success, 1 a failed node, 2 dbt itself failed.
 """

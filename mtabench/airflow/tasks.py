@@ -23,12 +23,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ingest.settled import settle_from_env
-from mtabench.dbt_code import ENV as CODE_HASH_ENV
-from mtabench.dbt_code import code_hash
+from mtabench.pipeline.dbt_code import ENV as CODE_HASH_ENV
+from mtabench.pipeline.dbt_code import code_hash
 
 log = logging.getLogger(__name__)
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 POOL = "mtabench_duckdb"  # 1 slot: every task that opens the DuckDB file runs alone
 DEFAULT_SCHEDULE = "*/15 * * * *"
 VALIDATION_FAILED = 3
@@ -87,7 +87,7 @@ class Settings:
             "MTABENCH_TARGET": "duckdb",
             "DBT_SEND_ANONYMOUS_USAGE_STATS": "false",
             "PYTHONDONTWRITEBYTECODE": "",  # empty is off: dbt's modules compile once (see cli_env)
-            # the same fingerprint of macros and vars as the CLI's builds (mtabench/dbt_code.py)
+            # the same fingerprint of macros and vars as the CLI's builds (mtabench/pipeline/dbt_code.py)
             CODE_HASH_ENV: os.environ.get(CODE_HASH_ENV) or code_hash(self.dbt_project),
         }
 
@@ -193,7 +193,7 @@ def ingest_new(settings: Settings) -> dict[str, dict]:
 
 def validate(settings: Settings, suite: str | None = None) -> dict[str, str]:
     """Run one expectation suite, or every suite (landing and marts) in one process. A run
-    failing its own checks is held back, as `mtabench run` does (mtabench/hold_back.py), so
+    failing its own checks is held back, as `mtabench run` does (mtabench/pipeline/hold_back.py), so
     the others still publish; returns folder run id -> why it was held back."""
     out = run_cli(settings, "validate", "--hold-back", *(("--suite", suite) if suite else ()))
     held = next((json.loads(ln)["held"] for ln in out.splitlines() if ln.startswith('{"held"')), {})
@@ -260,11 +260,11 @@ def landing_asset(settings: Settings):
 
 
 def inbox_asset(settings: Settings):
-    """The inbox, watched (mtabench/airflow_inbox_watch.py): an event each time a run dropped
+    """The inbox, watched (mtabench/airflow/inbox_watch.py): an event each time a run dropped
     into it is whole, or one is taken out, schedules mtabench_inbox at once."""
     from airflow.sdk import Asset, AssetWatcher
 
-    from mtabench.airflow_inbox_watch import InboxTrigger
+    from mtabench.airflow.inbox_watch import InboxTrigger
 
     trigger = InboxTrigger(inbox=str(settings.inbox), settle_s=settings.settle_s)
     return Asset(

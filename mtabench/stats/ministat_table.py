@@ -145,7 +145,7 @@ def write_csv(path: str | Path) -> None:
     Path(path).write_text("\n".join(lines) + "\n")
 
 
-if __name__ == "__main__":  # python -m mtabench.ministat_table dbt_project/seeds/student_t.csv
+if __name__ == "__main__":  # python -m mtabench.stats.ministat_table dbt_project/seeds/student_t.csv
     import sys
 
     write_csv(sys.argv[1] if len(sys.argv) > 1 else "dbt_project/seeds/student_t.csv")

@@ -4,7 +4,7 @@ The serving file holds the marts (`main`), the reference seeds and the small led
 (`raw.files`, `raw.runs`, `raw.quarantine`: what loaded, what failed, which lines were set
 aside); the landing's bulk tables and the intermediate models stay in the build file, so
 the serving file grows with the marts, not with the archive. It also holds the
-compare_runs(a, b) table macro (mtabench.compare_sql): ministat's figures for any two runs.
+compare_runs(a, b) table macro (mtabench.stats.compare_sql): ministat's figures for any two runs.
 
 Readers (Superset, ad-hoc SQL) open the serving file read-only. os.replace swaps
 the directory entry in one step: open readers keep the old snapshot, the next
@@ -40,8 +40,8 @@ from pathlib import Path
 
 import duckdb
 
-from mtabench.compare_sql import create_compare_macro
-from mtabench.hold_back import hold_back
+from mtabench.pipeline.hold_back import hold_back
+from mtabench.stats.compare_sql import create_compare_macro
 
 PREFIX = ".publishing-"
 # a temp copy without a readable pid (older releases) counts as stale after this long
@@ -367,7 +367,7 @@ def _replace_changed_runs(con, table: str) -> int:
 def publish(db: Path, serving: Path, full: bool = False, held: dict[str, str] | None = None) -> Path:
     """Publish the build `db` to `serving`: incrementally onto a copy of the previous serving
     file where it can, else (or with `full`) every table written anew. `held`: runs held
-    back (mtabench/hold_back.py), published as their status only."""
+    back (mtabench/pipeline/hold_back.py), published as their status only."""
     return publish_report(db, serving, full, held).path
 
 
@@ -402,7 +402,7 @@ def publish_report(
         if not updated:
             _write_published_tables(db, Path(tmp))
         if held:
-            hold_back(Path(tmp), held)
+            hold_back(Path(tmp), held, STATE)
         # readers may run as another user; nobody writes it in place (a read-write open by the
         # owner fails too, unless root): a change is a new publish
         os.chmod(tmp, 0o444)

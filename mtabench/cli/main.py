@@ -13,7 +13,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from mtabench.logs import stage_log, warnings_and_logging_to
+from mtabench.cli.logs import stage_log, warnings_and_logging_to
 from mtabench.paths import REPO, Paths
 from mtabench.record import command as record_command
 
@@ -36,7 +36,7 @@ def _ingest(args, paths: Paths) -> tuple[int, set[str]]:
         return 2, set()
     only = None
     if getattr(args, "run", None):
-        from mtabench.run_select import resolve
+        from mtabench.cli.run_select import resolve
 
         only, unknown = resolve(args.run, archive, paths.db, paths.work_dir)
         if unknown:
@@ -75,7 +75,7 @@ def _ingest(args, paths: Paths) -> tuple[int, set[str]]:
     )
     for key in report.dropped:  # its archive no longer holds it: every row of it is gone
         _progress(f"  removed {key}: no longer in {archive}")
-    from mtabench.summary import archive_notes, landing_notes
+    from mtabench.cli.summary import archive_notes, landing_notes
 
     for line in archive_notes(paths.db):  # which archives share the landing
         _progress(f"  {line}")
@@ -116,7 +116,7 @@ def _ingest(args, paths: Paths) -> tuple[int, set[str]]:
                 flush=True,
             )
     if getattr(args, "parquet", False):  # the spark engine exports as its first build step
-        from mtabench.spark_engine import export
+        from mtabench.engines.spark.engine import export
 
         export(paths, progress=_progress)
     return 0, {run.run_id for run in report.runs if any(f.status != "unchanged" for f in run.files)}
@@ -156,7 +156,7 @@ def cmd_scan(args, paths: Paths) -> int:
 
 
 def cmd_publish(args, paths: Paths) -> int:
-    from mtabench.publish import publish_report
+    from mtabench.pipeline.publish import publish_report
 
     held = json.loads(args.held) if getattr(args, "held", None) else None
     if held is not None and not isinstance(held, dict):
@@ -171,7 +171,7 @@ def cmd_publish(args, paths: Paths) -> int:
 
 
 def cmd_compare(args, paths: Paths) -> int:
-    from mtabench.compare import UnknownSet, compare_sets
+    from mtabench.cli.compare import UnknownSet, compare_sets
 
     try:
         print(compare_sets(paths.db, args.sets, args.confidence, args.welch, args.json), end="")
@@ -182,7 +182,7 @@ def cmd_compare(args, paths: Paths) -> int:
 
 
 def cmd_build(args, paths: Paths, warm=None) -> int:
-    from mtabench.dbt import DbtFailed, is_notable, run_dbt
+    from mtabench.pipeline.dbt import DbtFailed, is_notable, run_dbt
 
     log = paths.log_dir / "dbt.log"
     _progress("dbt build")
@@ -201,7 +201,7 @@ def cmd_build(args, paths: Paths, warm=None) -> int:
 
 
 def cmd_docs(args, paths: Paths) -> int:
-    from mtabench.dbt import run_dbt
+    from mtabench.pipeline.dbt import run_dbt
 
     run_dbt(paths, ["docs", "generate"], progress=_progress)
     _progress(f"dbt docs in {paths.data_dir / 'dbt_target'}")
@@ -209,7 +209,7 @@ def cmd_docs(args, paths: Paths) -> int:
 
 
 def cmd_validate(args, paths: Paths) -> int:
-    from mtabench.validate import validate
+    from expectations.validate import validate
 
     if getattr(args, "hold_back", False):  # the Airflow task: the held runs go to publish
         held = _validate_holding_back(args, paths)
@@ -230,9 +230,9 @@ def cmd_validate(args, paths: Paths) -> int:
 
 def _validate_holding_back(args, paths: Paths) -> dict[str, str]:
     """cmd_validate for `mtabench run`: a run whose own rows fail a check is held back
-    (mtabench/hold_back.py) and the suites run again without it; returns the held runs."""
-    from mtabench.hold_back import validate_holding_back
-    from mtabench.validate import validate
+    (mtabench/pipeline/hold_back.py) and the suites run again without it; returns the held runs."""
+    from expectations.validate import validate
+    from mtabench.pipeline.hold_back import validate_holding_back
 
     _progress("validate (Great Expectations)")
     every = getattr(args, "all_runs", False) or getattr(args, "full_refresh", False)
@@ -254,14 +254,14 @@ def _validate_holding_back(args, paths: Paths) -> dict[str, str]:
 def _docs_note(docs: Path | None) -> str:
     if docs is not None:
         return f"Data Docs: {docs}"
-    # GX judges the rows DuckDB counted as failing (mtabench/validate.py, _Gx)
+    # GX judges the rows DuckDB counted as failing (expectations/validate.py, _Gx)
     return "no failing row for Great Expectations to judge, so no Data Docs"
 
 
 def cmd_run(args, paths: Paths) -> int:
     warm = None
     if args.engine != "spark":
-        from mtabench.dbt import WarmDbt
+        from mtabench.pipeline.dbt import WarmDbt
 
         # dbt imports itself and parses the project on the other core while ingest runs
         warm = WarmDbt.start(paths)
@@ -288,8 +288,8 @@ class _Laps:
 
 
 def _run(args, paths: Paths, warm) -> int:
-    from mtabench.publish import publish
-    from mtabench.summary import landing_notes, notes, pick, render, summary_rows
+    from mtabench.cli.summary import landing_notes, notes, pick, render, summary_rows
+    from mtabench.pipeline.publish import publish
 
     laps = _Laps()
     held: dict[str, str] = {}
@@ -300,9 +300,9 @@ def _run(args, paths: Paths, warm) -> int:
         return rc
     built = paths.db
     if args.engine == "spark":
-        from mtabench import spark_engine
-        from mtabench.dbt import is_notable
-        from mtabench.validate import validate
+        from expectations.validate import validate
+        from mtabench.engines.spark import engine as spark_engine
+        from mtabench.pipeline.dbt import is_notable
 
         _progress("dbt build on Spark (landing as Parquet)")
         log = paths.log_dir / "spark-build.log"
@@ -532,11 +532,11 @@ def main(argv: list[str] | None = None) -> int:
     paths = Paths.resolve(args.db, getattr(args, "serving_db", None))
     import duckdb
 
+    from expectations.validate import ValidationFailed
     from ingest.line_guard import ParserBug
-    from mtabench.dbt import DbtFailed
-    from mtabench.pipeline_lock import PipelineBusy, pipeline_lock
-    from mtabench.publish import ServingInUse
-    from mtabench.validate import ValidationFailed
+    from mtabench.pipeline.dbt import DbtFailed
+    from mtabench.pipeline.lock import PipelineBusy, pipeline_lock
+    from mtabench.pipeline.publish import ServingInUse
 
     try:
         if args.command in LOCKED:

@@ -33,7 +33,7 @@ class InboxTrigger(BaseEventTrigger):
 
     def serialize(self) -> tuple[str, dict[str, Any]]:
         return (
-            "mtabench.airflow_inbox_watch.InboxTrigger",
+            "mtabench.airflow.inbox_watch.InboxTrigger",
             {"inbox": self.inbox, "settle_s": self.settle_s, "poll_s": self.poll_s},
         )
 

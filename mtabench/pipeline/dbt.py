@@ -11,11 +11,11 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from mtabench.dbt_code import ENV as CODE_HASH_ENV
-from mtabench.dbt_code import code_hash
-from mtabench.dbt_failures import compiled_column_checks, explain
 from mtabench.paths import DBT_PROJECT, Paths
-from mtabench.pipeline_lock import popen_tied
+from mtabench.pipeline.dbt_code import ENV as CODE_HASH_ENV
+from mtabench.pipeline.dbt_code import code_hash
+from mtabench.pipeline.dbt_failures import compiled_column_checks, explain
+from mtabench.pipeline.lock import popen_tied
 
 _ANSI = re.compile(r"\x1b\[[0-9;]*m")
 _CLOCK = re.compile(r"^\d\d:\d\d:\d\d  ")
@@ -76,7 +76,7 @@ def dbt_env(paths: Paths, target: str = "duckdb") -> dict[str, str]:
 
 @dataclass
 class WarmDbt:
-    """A dbt process started ahead of its build (mtabench/dbt_warm.py): it imports dbt and
+    """A dbt process started ahead of its build (mtabench/pipeline/dbt_warm.py): it imports dbt and
     parses the project while ingest runs. `run_dbt(..., warm=)` hands it its arguments;
     `close()` ends it unused."""
 
@@ -86,7 +86,7 @@ class WarmDbt:
     def start(cls, paths: Paths, target: str = "duckdb") -> WarmDbt:
         # the filter reaches the resource tracker too (it inherits -W): see dbt_warm's exit
         quiet = ["-W", "ignore:resource_tracker:UserWarning"]
-        cmd = [sys.executable, *quiet, "-m", "mtabench.dbt_warm", str(DBT_PROJECT)]
+        cmd = [sys.executable, *quiet, "-m", "mtabench.pipeline.dbt_warm", str(DBT_PROJECT)]
         proc = popen_tied(
             cmd,
             env=dbt_env(paths, target),

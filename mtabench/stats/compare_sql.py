@@ -9,12 +9,15 @@ One row per ministat confidence level (80 … 99.5), with the figures `ministat 
 prints: N, min, max, median (the sorted value at index n/2), mean and stddev of both sets,
 the difference, margin and their percentages, pooled s and the verdict; plus Welch's t.
 A set is what `mtabench compare` reads: a run's full minutes of load-generator rows, else a
-sample series of that name. No rows when either side has fewer than two values.
+sample series of that name. No rows when either side has fewer than two values. The
+arithmetic is the comparisons mart's: the macros of dbt_project/macros/ministat.sql.
 """
 
 from __future__ import annotations
 
-COMPARE_RUNS = """
+from mtabench.stats.sql import render
+
+TEMPLATE = """
 create or replace macro main.compare_runs(baseline_name, candidate_name) as table
 with
 run_values as (
@@ -40,6 +43,13 @@ named as (
     union all
     select 2, name, value from series_values where baseline_name = candidate_name
 ),
+ranked as (
+    select
+        *,
+        row_number() over (partition by side order by value) - 1 as idx,
+        count(*) over (partition by side) as n
+    from named
+),
 stats as (
     select
         side,
@@ -47,10 +57,10 @@ stats as (
         count(*) as n,
         min(value) as min_value,
         max(value) as max_value,
-        list_sort(list(value))[floor(count(*) / 2)::bigint + 1] as median,
-        sum(value) / count(*) as mean,
-        (sum(value * value) - sum(value) * sum(value) / count(*)) / (count(*) - 1) as variance
-    from named
+        {{ m.ministat_median('value', 'idx', 'n') }} as median,
+        {{ m.ministat_mean('value') }} as mean,
+        {{ m.ministat_variance('value') }} as variance
+    from ranked
     group by side
     having count(*) >= 2
 ),
@@ -58,16 +68,10 @@ pair as (
     select
         a.name as baseline, b.name as candidate,
         a.n as n1, a.min_value as min1, a.max_value as max1, a.median as median1, a.mean as mean1,
-        sqrt(a.variance) as stddev1, a.variance as var1,
+        {{ m.ministat_sqrt('a.variance') }} as stddev1, a.variance as var1,
         b.n as n2, b.min_value as min2, b.max_value as max2, b.median as median2, b.mean as mean2,
-        sqrt(b.variance) as stddev2, b.variance as var2,
-        a.n + b.n - 2 as df,
-        b.mean - a.mean as difference,
-        sqrt(((b.n - 1) * b.variance + (a.n - 1) * a.variance) / (a.n + b.n - 2)) as pooled_s,
-        sqrt(a.variance / a.n + b.variance / b.n) as welch_se,
-        power(a.variance / a.n + b.variance / b.n, 2)
-            / nullif(power(a.variance / a.n, 2) / (a.n - 1) + power(b.variance / b.n, 2) / (b.n - 1), 0)
-            as welch_df
+        {{ m.ministat_sqrt('b.variance') }} as stddev2, b.variance as var2,
+        {{ m.ministat_pair('a', 'b') }}
     from stats as a, stats as b
     where a.side = 1 and b.side = 2
 ),
@@ -76,32 +80,34 @@ levels as (
         p.*,
         t.confidence,
         t.t as t_student,
-        t.t * p.pooled_s * sqrt(1.0 / p.n2 + 1.0 / p.n1) as margin
+        {{ m.ministat_margin('t.t', 'p.pooled_s', 'p.n1', 'p.n2') }} as margin
     from pair as p
-    -- ministat's table: df 1..100, then the infinity row (df 0)
-    join reference.student_t as t on t.df = case when p.df > 100 then 0 else p.df end
+    join reference.student_t as t on t.df = {{ m.ministat_t_df('p.df') }}
 )
 select
     l.baseline, l.candidate, l.confidence,
     l.n1, l.min1, l.max1, l.median1, l.mean1, l.stddev1,
     l.n2, l.min2, l.max2, l.median2, l.mean2, l.stddev2,
     l.df, l.t_student, l.pooled_s, l.difference, l.margin,
-    100 * l.difference / nullif(l.mean1, 0) as difference_pct,
-    100 * l.margin / nullif(l.mean1, 0) as margin_pct,
-    abs(l.difference) > l.margin as is_significant,
-    case when abs(l.difference) > l.margin
-        then 'Difference at ' || cast(l.confidence as varchar) || '% confidence'
-        else 'No difference proven at ' || cast(l.confidence as varchar) || '% confidence'
-    end as verdict,
+    {{ m.ministat_pct('l.difference', 'l.mean1') }} as difference_pct,
+    {{ m.ministat_pct('l.margin', 'l.mean1') }} as margin_pct,
+    {{ m.ministat_significant('l.difference', 'l.margin') }} as is_significant,
+    {{ m.ministat_verdict(m.ministat_significant('l.difference', 'l.margin'), 'l.confidence') }} as verdict,
     l.welch_df, l.welch_se,
-    w.t * l.welch_se as welch_margin,
-    abs(l.difference) > w.t * l.welch_se as welch_is_significant
+    {{ m.ministat_welch_margin('w.t', 'l.welch_se') }} as welch_margin,
+    {{ m.ministat_significant('l.difference', m.ministat_welch_margin('w.t', 'l.welch_se')) }}
+        as welch_is_significant
 from levels as l
 left join reference.student_t as w
     on w.confidence = l.confidence
-    and w.df = case when l.welch_df > 100 then 0 else greatest(1, floor(l.welch_df)::integer) end
+    and w.df = {{ m.ministat_welch_t_df('l.welch_df') }}
 order by l.confidence
 """
+
+
+def compare_runs_sql() -> str:
+    """The `create macro` statement, ministat's arithmetic rendered from the dbt macros."""
+    return render(TEMPLATE)
 
 
 READS = ("main.minutes", "main.dtrace_samples", "reference.student_t")
@@ -121,5 +127,5 @@ def create_compare_macro(con) -> bool:
     }
     if not set(READS) <= present:
         return False
-    con.execute(COMPARE_RUNS)
+    con.execute(compare_runs_sql())
     return True

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import duckdb
 
-from mtabench import ministat
+from mtabench.stats import ministat
 
 
 class UnknownSet(LookupError):

@@ -1,0 +1,1 @@
+"""Engines that build the marts other than DuckDB itself."""
