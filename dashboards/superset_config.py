@@ -83,6 +83,37 @@ FEATURE_FLAGS = {
     "EMBEDDED_SUPERSET": False,
 }
 
+# Bubbles carry their run's label. Superset 6.1's bubble chart (bubble_v2) has no label control
+# and draws each bubble as an ECharts series of its own, in the order of the chart's rows; the
+# theme's per-chart-type ECharts overrides are deep-merged into the chart's options, and an
+# object merged into the series array merges its key "i" into series i. So each of the first
+# LABELLED_BUBBLES bubbles shows its entity (data dimension 3, the chart's `entity` column: the
+# run label) beside it; a label that would overlap one drawn before it is hidden, and the
+# tooltip still names every bubble. Unused keys add empty scatter series, which draw nothing.
+LABELLED_BUBBLES = 200
+_BUBBLE_LABEL = {
+    "type": "scatter",
+    "label": {"show": True, "position": "right", "distance": 4, "formatter": "{@[3]}", "fontSize": 11},
+    "labelLayout": {"hideOverlap": True},
+}
+ECHARTS_OVERRIDES_BY_CHART_TYPE = {
+    "bubble_v2": {"series": {str(i): _BUBBLE_LABEL for i in range(LABELLED_BUBBLES)}},
+}
+
+
+def _with_echarts_overrides(theme: dict | None) -> dict | None:
+    if theme is None:
+        return None
+    token = {**theme.get("token", {}), "echartsOptionsOverridesByChartType": ECHARTS_OVERRIDES_BY_CHART_TYPE}
+    return {**theme, "token": token}
+
+
+# Superset's own default and dark themes (superset.config, which loads this file), plus the above
+from superset import config as _superset_defaults  # noqa: E402
+
+THEME_DEFAULT = _with_echarts_overrides(_superset_defaults.THEME_DEFAULT)
+THEME_DARK = _with_echarts_overrides(_superset_defaults.THEME_DARK)
+
 # SQL Lab: read-only by construction (the database is imported with allow_dml: false,
 # opened read-only by DuckDB, and the guards below); no uploads.
 SQLLAB_CTAS_NO_LIMIT = False
