@@ -188,8 +188,8 @@ def table_layout(driver: webdriver.Chrome) -> dict[int, dict]:
 # the text an ECharts chart drew beside its marks (data labels), as the reader sees it: Superset
 # draws on a canvas and does not expose echarts, so the chart's instance is read from the React
 # component holding it (the useRef whose value has getZr) and its zrender display list is asked
-# for the texts it draws attached to a mark (a data label: not an axis or legend text; a label
-# hidden for overlapping another is not in that list)
+# for the text it draws (a text's lines are tspans) attached to a mark: a data label, not an axis
+# or legend text; a label hidden for overlapping another is not in that list
 ECHARTS_LABELS_JS = """
 function instance(el) {
     var key = Object.keys(el).find(function (k) { return k.indexOf('__reactFiber$') === 0; });
@@ -206,7 +206,7 @@ return Array.from(document.querySelectorAll(arguments[0])).map(function (holder)
     var chart = el && instance(el);
     if (!chart) { return null; }
     var texts = chart.getZr().storage.getDisplayList(true).filter(function (d) {
-        return d.type === 'text' && d.__hostTarget && d.style && d.style.text;
+        return d.type === 'tspan' && d.parent && d.parent.__hostTarget && d.style && d.style.text;
     });
     return {
         id: Number(holder.getAttribute('data-test-chart-id')),

@@ -84,28 +84,25 @@ FEATURE_FLAGS = {
 }
 
 # Bubbles carry their run's label. Superset 6.1's bubble chart (bubble_v2) has no label control
-# and draws each bubble as an ECharts series of its own, in the order of the chart's rows; the
-# theme's per-chart-type ECharts overrides are deep-merged into the chart's options, and an
-# object merged into the series array merges its key "i" into series i. So each of the first
-# LABELLED_BUBBLES bubbles shows its entity (data dimension 3, the chart's `entity` column: the
-# run label) beside it; a label that would overlap one drawn before it is hidden, and the
-# tooltip still names every bubble. Unused keys add empty scatter series, which draw nothing.
-LABELLED_BUBBLES = 200
-_BUBBLE_LABEL = {
-    "type": "scatter",
-    "label": {"show": True, "position": "right", "distance": 4, "formatter": "{@[3]}", "fontSize": 11},
-    "labelLayout": {"hideOverlap": True},
-}
+# and draws each bubble as an ECharts series of its own; the theme's per-chart-type ECharts
+# overrides are merged into the chart's options, an object given for `series` into every series.
+# So each bubble shows its entity (data dimension 3: the chart's `entity` column, the run) beside
+# it; a label that would overlap one already drawn is left off, and the tooltip still names
+# every bubble.
+_RUN_LABEL = {"show": True, "position": "right", "distance": 4, "formatter": "{@[3]}", "fontSize": 11}
 ECHARTS_OVERRIDES_BY_CHART_TYPE = {
-    "bubble_v2": {"series": {str(i): _BUBBLE_LABEL for i in range(LABELLED_BUBBLES)}},
+    "bubble_v2": {
+        "series": {"label": _RUN_LABEL, "labelLayout": {"hideOverlap": True}},
+        "grid": {"right": 200},  # room for the rightmost bubble's label (~32 characters)
+    },
 }
 
 
 def _with_echarts_overrides(theme: dict | None) -> dict | None:
+    # a key of the theme itself, beside "token" (the front end's Theme.setConfig reads it there)
     if theme is None:
         return None
-    token = {**theme.get("token", {}), "echartsOptionsOverridesByChartType": ECHARTS_OVERRIDES_BY_CHART_TYPE}
-    return {**theme, "token": token}
+    return {**theme, "echartsOptionsOverridesByChartType": ECHARTS_OVERRIDES_BY_CHART_TYPE}
 
 
 # Superset's own default and dark themes (superset.config, which loads this file), plus the above
