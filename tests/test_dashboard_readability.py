@@ -257,3 +257,16 @@ def test_a_log_axis_says_so():
         titles = ("y_axis_title", "y_axis_label", "x_axis_title", "x_axis_label")
         said = " ".join([str(c.get("description") or ""), *(str(c["params"].get(k) or "") for k in titles)])
         assert "log" in said.lower(), c["slice_name"]
+
+
+def test_saturation_events_show_on_run_comparison_and_capacity():
+    """The saturation events (mart saturation_events) are on Run comparison and Capacity too, not
+    only on Run story: each of those dashboards places a chart whose dataset reads the mart."""
+    for title in ("Run comparison", "Capacity", "Run story"):
+        board = next(b for b in BOARDS if b["dashboard_title"] == title)
+        sqls = [
+            DATASETS[CHARTS[m["uuid"]]["dataset_uuid"]].get("sql") or ""
+            for b, m in _placements()
+            if b is board
+        ]
+        assert any("main.saturation_events" in sql for sql in sqls), title
