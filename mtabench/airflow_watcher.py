@@ -258,7 +258,24 @@ class ModelAndTestsSensor(DecidedInTriggerer, DbtRunWatcherOperator):
 
 
 class SeedSensor(DecidedInTriggerer, DbtSeedWatcherOperator):
-    """Cosmos's seed sensor, decided in the triggerer under the scheduler."""
+    """Cosmos's seed sensor, decided in the triggerer under the scheduler; in a worker (`airflow
+    dags test`) its first poke reads the build's results (RESULTS_KEY), as a model's does."""
+
+    def poke(self, context: Any) -> bool:
+        ti = context["ti"]
+        if ti.try_number > 1:  # cleared in the UI: Cosmos's fallback
+            return super().poke(context)
+        results = build_results(ti, self.producer_task_id)
+        status = node_statuses(results, self.model_unique_id)[0] if results is not None else None
+        verdict, line = model_verdict(self.model_unique_id, status, (), None, self.producer_task_id)
+        if verdict == UNKNOWN:  # no result for the seed: Cosmos asks the producer's state
+            return super().poke(context)
+        if verdict == SKIPPED:
+            raise AirflowSkipException(line)
+        if verdict == FAILED:
+            raise AirflowException(line)
+        self.log.info(line)
+        return True
 
 
 class _HeldPushes:
