@@ -25,7 +25,7 @@ GX process per DAG run, so a DAG run costs about what the CLI costs (bench/airfl
 Paths come from the environment (defaults beside the repo): MTABENCH_INBOX (data/inbox),
 MTABENCH_DATA (data/), MTABENCH_DB, MTABENCH_SERVING_DB, MTABENCH_REPO, MTABENCH_VENV_BIN
 (the data venv's bin/, .venv/bin), MTABENCH_INBOX_SCHEDULE (cron, or "none"),
-MTABENCH_INBOX_WATCH ("off": no watcher) and MTABENCH_INBOX_SETTLE_S (5).
+MTABENCH_INBOX_WATCH ("off": no watcher) and MTABENCH_INBOX_SETTLE_S (3).
 
 Every task that opens the DuckDB file runs in the 1-slot pool `mtabench_duckdb`, so no two
 ever overlap (the dbt sensors only read XCom). A check failed by one run's own rows holds that

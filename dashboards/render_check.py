@@ -185,6 +185,42 @@ def table_layout(driver: webdriver.Chrome) -> dict[int, dict]:
     return {t["id"]: t for t in driver.execute_script(TABLE_LAYOUT_JS, CHART)}
 
 
+# the text an ECharts chart drew beside its marks (data labels), as the reader sees it: Superset
+# draws on a canvas and does not expose echarts, so the chart's instance is read from the React
+# component holding it (the useRef whose value has getZr) and its zrender display list is asked
+# for the text it draws (a text's lines are tspans) attached to a mark: a data label, not an axis
+# or legend text; a label hidden for overlapping another is not in that list
+ECHARTS_LABELS_JS = """
+function instance(el) {
+    var key = Object.keys(el).find(function (k) { return k.indexOf('__reactFiber$') === 0; });
+    for (var f = key ? el[key] : null; f; f = f.return) {
+        for (var h = f.memoizedState; h && typeof h === 'object' && 'next' in h; h = h.next) {
+            var v = h.memoizedState;
+            if (v && v.current && typeof v.current.getZr === 'function') { return v.current; }
+        }
+    }
+    return null;
+}
+return Array.from(document.querySelectorAll(arguments[0])).map(function (holder) {
+    var el = holder.querySelector('[_echarts_instance_]');
+    var chart = el && instance(el);
+    if (!chart) { return null; }
+    var texts = chart.getZr().storage.getDisplayList(true).filter(function (d) {
+        return d.type === 'tspan' && d.parent && d.parent.__hostTarget && d.style && d.style.text;
+    });
+    return {
+        id: Number(holder.getAttribute('data-test-chart-id')),
+        labels: texts.map(function (d) { return String(d.style.text); })
+    };
+}).filter(function (x) { return x; });
+"""
+
+
+def echarts_labels(driver: webdriver.Chrome) -> dict[int, list[str]]:
+    """Data labels each ECharts chart draws, by chart id (charts of other kinds left out)."""
+    return {c["id"]: c["labels"] for c in driver.execute_script(ECHARTS_LABELS_JS, CHART)}
+
+
 def captured_query_contexts(driver: webdriver.Chrome) -> dict[int, dict]:
     """Chart data request bodies the page sent, by slice_id (needs the performance log)."""
     found: dict[int, dict] = {}
@@ -330,6 +366,7 @@ def main(argv: list[str] | None = None) -> int:
             states = wait_for_charts(driver, len(charts), args.timeout)
             took = round(time.monotonic() - t0, 1)
             tables = table_layout(driver)
+            labels = echarts_labels(driver)
             for png_dir in args.png_dir:
                 png_dir.mkdir(parents=True, exist_ok=True)
                 full = driver.execute_script("return document.documentElement.scrollHeight")
@@ -355,7 +392,10 @@ def main(argv: list[str] | None = None) -> int:
                 "title": dash["dashboard_title"],
                 "seconds": took,
                 "charts_expected": len(charts),
-                "charts": [dict(s, data=data.get(s["id"]), table=tables.get(s["id"])) for s in states],
+                "charts": [
+                    dict(s, data=data.get(s["id"]), table=tables.get(s["id"]), labels=labels.get(s["id"]))
+                    for s in states
+                ],
                 "query_context_saved": saved,
             }
             if args.filter_check:

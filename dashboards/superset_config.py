@@ -83,6 +83,34 @@ FEATURE_FLAGS = {
     "EMBEDDED_SUPERSET": False,
 }
 
+# Bubbles carry their run's label. Superset 6.1's bubble chart (bubble_v2) has no label control
+# and draws each bubble as an ECharts series of its own; the theme's per-chart-type ECharts
+# overrides are merged into the chart's options, an object given for `series` into every series.
+# So each bubble shows its entity (data dimension 3: the chart's `entity` column, the run) beside
+# it; a label that would overlap one already drawn is left off, and the tooltip still names
+# every bubble.
+_RUN_LABEL = {"show": True, "position": "right", "distance": 4, "formatter": "{@[3]}", "fontSize": 11}
+ECHARTS_OVERRIDES_BY_CHART_TYPE = {
+    "bubble_v2": {
+        "series": {"label": _RUN_LABEL, "labelLayout": {"hideOverlap": True}},
+        "grid": {"right": 200},  # room for the rightmost bubble's label (~32 characters)
+    },
+}
+
+
+def _with_echarts_overrides(theme: dict | None) -> dict | None:
+    # a key of the theme itself, beside "token" (the front end's Theme.setConfig reads it there)
+    if theme is None:
+        return None
+    return {**theme, "echartsOptionsOverridesByChartType": ECHARTS_OVERRIDES_BY_CHART_TYPE}
+
+
+# Superset's own default and dark themes (superset.config, which loads this file), plus the above
+from superset import config as _superset_defaults  # noqa: E402
+
+THEME_DEFAULT = _with_echarts_overrides(_superset_defaults.THEME_DEFAULT)
+THEME_DARK = _with_echarts_overrides(_superset_defaults.THEME_DARK)
+
 # SQL Lab: read-only by construction (the database is imported with allow_dml: false,
 # opened read-only by DuckDB, and the guards below); no uploads.
 SQLLAB_CTAS_NO_LIMIT = False

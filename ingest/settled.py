@@ -21,7 +21,9 @@ import zlib
 from collections.abc import Iterable
 from pathlib import Path
 
-DEFAULT_SETTLE_S = 5.0
+# a local copy (cp, rsync, shutil) writes without pausing a second; a copy that stalls longer
+# than this is taken as whole, and re-ingested as changed when it moves again
+DEFAULT_SETTLE_S = 3.0
 BROKEN_FACTOR = 6  # a bundle unreadable and unchanged for 6 x settle_s is broken, not copying
 BUNDLE_SUFFIXES = (".tar.gz", ".tgz", ".zip")
 IGNORED_NAMES = {".DS_Store", "Thumbs.db"}

@@ -13,9 +13,11 @@ without a trigger, and not before it is whole.
 from __future__ import annotations
 
 import hashlib
+import json
 import re
 import secrets
 import shutil
+import sqlite3
 import time
 from pathlib import Path
 
@@ -93,6 +95,23 @@ def test_sensors_end_in_the_triggerer_without_a_worker(services):
         assert tasks[task]["state"] == "success" and tasks[task]["hostname"], (task, tasks[task])
     with duckdb.connect(str(services["data"] / "serving" / "mtabench.duckdb"), read_only=True) as con:
         assert con.execute("select list(run_id) from main.runs").fetchone()[0] == [RUN]
+
+
+def test_the_producer_sends_its_node_results_once_after_the_build(services):
+    """The producer holds each node's XCom (its status, its tests' status, its compiled SQL)
+    during the build and pushes them as one value when it ends (BuildProducer in
+    mtabench/airflow_watcher.py): no ~150 Execution API calls mid-build. That value holds every
+    model's status and compiled SQL."""
+    run_id = services["first"].run["dag_run_id"]
+    with sqlite3.connect(services["home"] / "airflow.db") as db:
+        query = "select key, value from xcom where dag_id = ? and run_id = ? and task_id = ?"
+        sent = dict(db.execute(query, [DAG, run_id, PRODUCER]).fetchall())
+    others = {"task_status", "producer_cmd_flags", "dbt_startup_events"}  # Cosmos's own, once each
+    assert set(sent) <= {"mtabench_node_results", *others}, set(sent)
+    results = json.loads(sent["mtabench_node_results"])
+    for model in {p.stem for p in (REPO / "dbt_project" / "models").rglob("*.sql")}:
+        assert results[f"model__mtabench__{model}_status"]["status"] == "success", model
+        assert "select" in results[f"model__mtabench__{model}_compiled_sql"].lower(), model
 
 
 def test_sensors_wait_only_for_the_build_and_validate_only_for_the_build(services):

@@ -204,3 +204,69 @@ def test_table_numbers_are_formatted(board, meta):
             if not ((config.get(name) or {}).get("d3NumberFormat") or formats.get(name)):
                 bare.append(name)
     assert not bare, f"{meta['sliceName']}: numbers without a format: {bare}"
+
+
+def test_capacity_headers_name_the_capacity():
+    """A header says what its column is: daily_capacity's capacity_* columns (the capacity the
+    queue keeps up with, and the rate it rests on) are headed "Capacity ...", not with the word
+    the marts gave up for it ("sustainable", next to "sustained": the median rate)."""
+    headed = {
+        (ds["table_name"], c["column_name"]): c.get("verbose_name") or ""
+        for ds in DATASETS.values()
+        for c in ds["columns"]
+        if c["column_name"] in ("capacity_msgs_per_day", "capacity_rate_source")
+    }
+    assert headed
+    wrong = {k: v for k, v in headed.items() if not v.startswith("Capacity") or "ustainab" in v}
+    assert not wrong, wrong
+    every_header = [c.get("verbose_name") or "" for ds in DATASETS.values() for c in ds["columns"]]
+    every_header += [m.get("verbose_name") or "" for ds in DATASETS.values() for m in ds["metrics"]]
+    assert not [h for h in every_header if "ustainab" in h]
+
+
+def _charts_on_boards():
+    for board, meta in _placements():
+        yield board, CHARTS[meta["uuid"]]
+
+
+def test_a_chart_of_many_runs_shows_the_top_n_and_has_a_run_filter():
+    """A time series split by run draws its top N runs by default (series_limit), and its dashboard
+    has a Run filter (on run_id) to pick others."""
+    by_run = [
+        (b, c)
+        for b, c in _charts_on_boards()
+        if c["viz_type"].startswith("echarts_timeseries") and "run_id" in (c["params"].get("groupby") or [])
+    ]
+    assert len(by_run) >= 5
+    for board, chart in by_run:
+        assert int(chart["params"].get("series_limit") or 0) > 0, chart["slice_name"]
+        filters = board["metadata"].get("native_filter_configuration", [])
+        on_run = [f for f in filters for t in f["targets"] if t.get("column", {}).get("name") == "run_id"]
+        assert on_run, f"{board['dashboard_title']}: no Run filter for {chart['slice_name']!r}"
+
+
+def test_a_log_axis_says_so():
+    """A chart drawn on a log axis tells the reader (its description or an axis title)."""
+    logged = [
+        c
+        for _, c in _charts_on_boards()
+        if c["params"].get("logAxis") or c["params"].get("logYAxis") or c["params"].get("logXAxis")
+    ]
+    assert logged
+    for c in logged:
+        titles = ("y_axis_title", "y_axis_label", "x_axis_title", "x_axis_label")
+        said = " ".join([str(c.get("description") or ""), *(str(c["params"].get(k) or "") for k in titles)])
+        assert "log" in said.lower(), c["slice_name"]
+
+
+def test_saturation_events_show_on_run_comparison_and_capacity():
+    """The saturation events (mart saturation_events) are on Run comparison and Capacity too, not
+    only on Run story: each of those dashboards places a chart whose dataset reads the mart."""
+    for title in ("Run comparison", "Capacity", "Run story"):
+        board = next(b for b in BOARDS if b["dashboard_title"] == title)
+        sqls = [
+            DATASETS[CHARTS[m["uuid"]]["dataset_uuid"]].get("sql") or ""
+            for b, m in _placements()
+            if b is board
+        ]
+        assert any("main.saturation_events" in sql for sql in sqls), title

@@ -118,10 +118,33 @@ def test_every_dashboard_renders_with_data(superset):
                 assert not c["filter_sent"] and c["data_changed"] is False, (d["title"], c)
     assert checked >= len(report["dashboards"]) * 2
     assert any(not c["in_scope"] for d in report["dashboards"] for c in d["filter_check"]["charts"])
+    _bubbles_carry_run_ids(report, superset.serving)
     for d in report["dashboards"]:
         png = png_dir / f"{d['slug']}.png"
         assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
         assert png.stat().st_size > 20_000, png
+
+
+def _bubbles_carry_run_ids(report: dict, serving: Path) -> None:
+    """The bubble chart labels its bubbles (dashboards/superset_config.py): the texts ECharts drew
+    beside its marks, read from the chart in the page, are run ids of the runs it plots (an error
+    rate above 0 and a sustained rate), and at least a third of those runs are named (a label
+    that would overlap one drawn before it is left off: 15-18 of the samples' 26 are drawn)."""
+    import duckdb
+
+    with duckdb.connect(str(serving), read_only=True) as con:
+        plotted = {
+            r[0]
+            for r in con.execute(
+                "select run_id from main.runs where error_rate > 0 and sustained_msgs_per_min is not null"
+            ).fetchall()
+        }
+    bubbles = [c for d in report["dashboards"] for c in d["charts"] if c["viz_type"] == "bubble_v2"]
+    assert bubbles and len(plotted) >= 10, (bubbles, plotted)
+    for c in bubbles:
+        drawn = set(c["labels"] or [])
+        assert drawn <= plotted, (c["name"], sorted(drawn - plotted))
+        assert len(drawn) >= len(plotted) / 3, (c["name"], sorted(drawn), sorted(plotted))
 
 
 def test_reimport_is_idempotent(superset):

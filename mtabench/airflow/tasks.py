@@ -47,7 +47,7 @@ class Settings:
     serving: Path
     schedule: str | None
     watch: bool = True  # the inbox watcher starts a DAG run when a run is dropped in whole
-    settle_s: float = 5.0  # a run unchanged this long is whole (ingest/settled.py)
+    settle_s: float = 3.0  # a run unchanged this long is whole (ingest/settled.py)
 
     @classmethod
     def from_env(cls, env: dict[str, str] | None = None) -> Settings:

@@ -26,8 +26,9 @@ sensor per model that reads the producer's per-node results from XCom. Changes h
 
 3. Less bookkeeping per task: a sensor makes three XCom reads, not Cosmos's six, and stores
    its rendered fields once, not twice (`ModelAndTestsSensor`); the producer skips the
-   OpenLineage parse nothing reads (`BuildProducer`); the DAG turns off Cosmos's incremental
-   XCom backup to a Variable.
+   OpenLineage parse nothing reads and holds each node's XCom until the build ends, then
+   pushes them as one (`BuildProducer`); the DAG turns off Cosmos's incremental XCom backup to
+   a Variable.
 
 4. Under the scheduler a sensor needs no worker process: it starts in the triggerer
    (`start_from_trigger`), where `ModelResultTrigger` reads the ended build's result and ends
@@ -81,7 +82,8 @@ from cosmos.operators.watcher import (
 SENSOR_TIMEOUT_S = 300  # the build has ended when a sensor starts: its first look decides
 
 SUCCESS, SKIPPED, FAILED, UNKNOWN = "success", "skipped", "failed", "unknown"
-RESULTS_KEY = "mtabench_node_results"  # BuildProducer: {Cosmos status key: its value}
+RESULTS_KEY = "mtabench_node_results"  # BuildProducer: {Cosmos's per-node XCom key: its value}
+HELD_SUFFIXES = ("_status", "_compiled_sql", "_dbt_event")  # per-node keys, held for RESULTS_KEY
 
 
 def model_verdict(
@@ -227,7 +229,8 @@ class ModelAndTestsSensor(DecidedInTriggerer, DbtRunWatcherOperator):
         ti = context.get("ti")
         if ti is not None and ti.try_number == 1:
             key = get_compiled_sql_xcom_key(self.model_unique_id)
-            self.compiled_sql = get_xcom_val(ti, self.producer_task_id, key) or self.compiled_sql
+            results = build_results(ti, self.producer_task_id) or {}
+            self.compiled_sql = results.get(key) or self.compiled_sql
 
     def poke(self, context: Any) -> bool:
         ti = context["ti"]
@@ -255,7 +258,44 @@ class ModelAndTestsSensor(DecidedInTriggerer, DbtRunWatcherOperator):
 
 
 class SeedSensor(DecidedInTriggerer, DbtSeedWatcherOperator):
-    """Cosmos's seed sensor, decided in the triggerer under the scheduler."""
+    """Cosmos's seed sensor, decided in the triggerer under the scheduler; in a worker (`airflow
+    dags test`) its first poke reads the build's results (RESULTS_KEY), as a model's does."""
+
+    def poke(self, context: Any) -> bool:
+        ti = context["ti"]
+        if ti.try_number > 1:  # cleared in the UI: Cosmos's fallback
+            return super().poke(context)
+        results = build_results(ti, self.producer_task_id)
+        status = node_statuses(results, self.model_unique_id)[0] if results is not None else None
+        verdict, line = model_verdict(self.model_unique_id, status, (), None, self.producer_task_id)
+        if verdict == UNKNOWN:  # no result for the seed: Cosmos asks the producer's state
+            return super().poke(context)
+        if verdict == SKIPPED:
+            raise AirflowSkipException(line)
+        if verdict == FAILED:
+            raise AirflowException(line)
+        self.log.info(line)
+        return True
+
+
+class _HeldPushes:
+    """The producer's task instance as Cosmos's dbt log parser sees it: a node's XCom (its status,
+    its tests' status, its compiled SQL) is kept in Cosmos's record of its pushes, not sent; every
+    other call goes to the task instance."""
+
+    def __init__(self, ti: Any):
+        object.__setattr__(self, "_ti", ti)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._ti, name)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        setattr(self._ti, name, value)
+
+    def xcom_push(self, key: str, value: Any) -> None:
+        if not key.endswith(HELD_SUFFIXES) or key == "task_status":
+            self._ti.xcom_push(key=key, value=value)
+        # held: Cosmos's safe_xcom_push records it in _cosmos_xcom_backup_buffer right after
 
 
 class BuildProducer(DbtProducerWatcherOperator):
@@ -263,9 +303,29 @@ class BuildProducer(DbtProducerWatcherOperator):
     `emit_datasets=False` nothing reads its events, and it re-reads manifest.json and
     run_results.json of ~300 nodes (~0.5 s) between dbt's exit and the end of the task.
 
-    When the build ends (passed or failed) it also pushes every node's and every model's tests'
-    status as one XCom (RESULTS_KEY), taken from Cosmos's own record of its pushes: the sensors'
-    triggers then read one value between them, not two each (~25 ms per read, one at a time)."""
+    Cosmos pushes each node's status, its tests' status and its compiled SQL as an XCom the
+    moment dbt reports it, reading dbt's output in between: ~150 Execution API calls (~45 ms
+    each on 2 busy cores) that held dbt up mid-build (its output pipe full) and took the cores
+    from it. Here they are held during the build, and when it ends (passed or failed) pushed as
+    one XCom (RESULTS_KEY), from Cosmos's own record of its pushes: the sensors' triggers read
+    that one value between them, a sensor in a worker its model's compiled SQL from it. The
+    sensors run after the build (see watch_after_build), so none looks for a node's key sooner.
+    """
+
+    def _make_parse_callable(self) -> Any:
+        parse = super()._make_parse_callable()
+        held: dict[int, tuple[Any, _HeldPushes]] = {}
+
+        def parse_holding_pushes(line: str, extra: Any) -> None:
+            context = (extra or {}).get("context")
+            ti = context.get("ti") if context else None
+            if ti is not None:
+                if id(ti) not in held:
+                    held[id(ti)] = (ti, _HeldPushes(ti))
+                extra = {**extra, "context": {**context, "ti": held[id(ti)][1]}}
+            parse(line, extra)
+
+        return parse_holding_pushes
 
     def execute(self, context: Any, **kwargs: Any) -> Any:
         try:
@@ -274,7 +334,8 @@ class BuildProducer(DbtProducerWatcherOperator):
             ti = context["ti"]
             pushed = getattr(ti, "_cosmos_xcom_backup_buffer", None)
             if pushed is not None and ti.try_number == 1:
-                results = {k: v for k, v in pushed.items() if k.endswith("_status") and k != "task_status"}
+                held = (k for k in pushed if k.endswith(HELD_SUFFIXES) and k != "task_status")
+                results = {k: pushed[k] for k in held}
                 ti.xcom_push(key=RESULTS_KEY, value=results)
 
     def calculate_openlineage_events_completes(self, *args: Any, **kwargs: Any) -> bool:
