@@ -100,7 +100,7 @@ def test_sensors_end_in_the_triggerer_without_a_worker(services):
 def test_the_producer_sends_its_node_results_once_after_the_build(services):
     """The producer holds each node's XCom (its status, its tests' status, its compiled SQL)
     during the build and pushes them as one value when it ends (BuildProducer in
-    mtabench/airflow_watcher.py): no ~150 Execution API calls mid-build. That value holds every
+    mtabench/airflow/watcher.py): no ~150 Execution API calls mid-build. That value holds every
     model's status and compiled SQL."""
     run_id = services["first"].run["dag_run_id"]
     with sqlite3.connect(services["home"] / "airflow.db") as db:
