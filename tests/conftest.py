@@ -116,6 +116,13 @@ from superset_server import superset  # noqa: E402, F401
 # the run fails when it changed the working tree (tracked files, or new files outside .gitignore)
 from tree_clean import pytest_sessionfinish, pytest_sessionstart  # noqa: E402, F401
 
+# under pytest-xdist: which tests share a worker, and which groups start first
+from xdist_groups import (  # noqa: E402, F401
+    pytest_collection_modifyitems,
+    pytest_configure_node,
+    pytest_xdist_make_scheduler,
+)
+
 
 @pytest.fixture()
 def serving_con(built_db, data_dir):
