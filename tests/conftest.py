@@ -94,6 +94,13 @@ def data_dir(tmp_path_factory) -> Path:
         os.environ["MTABENCH_DATA"] = old
 
 
+@pytest.fixture(scope="session", autouse=True)
+def _data_dir_from_the_first_test(data_dir) -> None:
+    """MTABENCH_DATA is set before any test runs, not from the first that asks for data_dir:
+    a command run in-process with only `--db` writes its dbt target, logs and landing under
+    $MTABENCH_DATA, else under the repository's data/, which parallel workers would share."""
+
+
 @pytest.fixture(scope="session")
 def built_db(data_dir) -> Path:
     """`mtabench run` on samples/: ingest, dbt build, GX validate, publish."""
