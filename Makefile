@@ -1,5 +1,5 @@
 # mtabench: `make run` builds data/mtabench.duckdb from samples/; `make test` runs the tests.
-.PHONY: setup run run-spark ingest build validate docs dbt-docs test lint bench spark-bench clean \
+.PHONY: setup run run-spark ingest build validate docs dbt-docs test test-serial lint bench spark-bench clean \
 	airflow-setup airflow-up airflow-down airflow-status \
 	superset-setup serve serve-stop dashboards-import dashboards-export screenshots record-demo
 
@@ -26,9 +26,19 @@ docs: setup
 dbt-docs: setup
 	$(UV) run --frozen mtabench docs
 
+# The suite on PYTEST_WORKERS processes (pytest-xdist); tests/xdist_groups.py keeps the tests
+# that share a service, a Spark session or a module fixture on one worker. PYTEST_WORKERS=1
+# (or `make test-serial`) runs it in one process; PYTEST_ARGS adds pytest options.
+PYTEST_WORKERS ?= 2
+PYTEST_ARGS ?=
+PYTEST_PARALLEL = $(if $(filter-out 0 1,$(PYTEST_WORKERS)),-n $(PYTEST_WORKERS) --dist loadgroup --no-loadscope-reorder)
+
 test: setup
 	$(UV) run --frozen ruff check .
-	$(UV) run --frozen pytest -q
+	$(UV) run --frozen pytest -q $(PYTEST_PARALLEL) $(PYTEST_ARGS)
+
+test-serial:
+	$(MAKE) test PYTEST_WORKERS=1
 
 lint: setup
 	$(UV) run --frozen ruff check .

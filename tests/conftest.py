@@ -94,6 +94,13 @@ def data_dir(tmp_path_factory) -> Path:
         os.environ["MTABENCH_DATA"] = old
 
 
+@pytest.fixture(scope="session", autouse=True)
+def _data_dir_from_the_first_test(data_dir) -> None:
+    """MTABENCH_DATA is set before any test runs, not from the first that asks for data_dir:
+    a command run in-process with only `--db` writes its dbt target, logs and landing under
+    $MTABENCH_DATA, else under the repository's data/, which parallel workers would share."""
+
+
 @pytest.fixture(scope="session")
 def built_db(data_dir) -> Path:
     """`mtabench run` on samples/: ingest, dbt build, GX validate, publish."""
@@ -115,6 +122,13 @@ from superset_server import superset  # noqa: E402, F401
 
 # the run fails when it changed the working tree (tracked files, or new files outside .gitignore)
 from tree_clean import pytest_sessionfinish, pytest_sessionstart  # noqa: E402, F401
+
+# under pytest-xdist: which tests share a worker, and which groups start first
+from xdist_groups import (  # noqa: E402, F401
+    pytest_collection_modifyitems,
+    pytest_configure_node,
+    pytest_xdist_make_scheduler,
+)
 
 
 @pytest.fixture()

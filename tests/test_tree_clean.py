@@ -38,11 +38,11 @@ def repo(tmp_path) -> Path:
     return r
 
 
-def _pytest(repo: Path, body: str) -> subprocess.CompletedProcess:
+def _pytest(repo: Path, body: str, *args: str) -> subprocess.CompletedProcess:
     (repo / "tests" / "test_case.py").write_text(f"from pathlib import Path\n\n\ndef test_case():\n{body}\n")
     _git(repo, "add", "tests/test_case.py")  # the test file itself is part of the tree as found
     return subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests"],
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *args, "tests"],
         cwd=repo,
         capture_output=True,
         text=True,
@@ -70,3 +70,11 @@ def test_a_run_that_adds_a_file_outside_gitignore_fails(repo):
 def test_a_run_that_changes_an_already_edited_file_again_fails(repo):
     p = _pytest(repo, "    Path('edited.txt').write_text('changed again during the run')")
     assert p.returncode == 1 and "edited.txt" in p.stdout, p.stdout + p.stderr
+
+
+def test_a_parallel_run_that_modifies_a_tracked_file_fails_and_names_it(repo):
+    """Under pytest-xdist (as `make test` runs) a worker's change fails the whole run."""
+    p = _pytest(repo, "    Path('tracked.txt').write_text('rewritten by a test')", "-n", "2")
+    assert p.returncode == 1, p.stdout + p.stderr
+    assert "tracked.txt" in p.stdout and "edited.txt" not in p.stdout, p.stdout
+    assert "1 passed" in p.stdout, p.stdout  # the test itself passed on a worker: the check failed the run

@@ -5,7 +5,8 @@ pytest hooks (conftest.py imports them): at the start of the run, the repository
 content; at the end, the same again. A path whose status or content changed during the run
 fails the run (exit status 1) and is named. Edits made before the run (a developer's
 uncommitted work) are in both snapshots and pass; files under data/ are gitignored and never
-listed. Outside a git checkout (an unpacked release) there is nothing to compare.
+listed. Under pytest-xdist the controller takes both snapshots, around all of its workers.
+Outside a git checkout (an unpacked release) there is nothing to compare.
 """
 
 from __future__ import annotations
@@ -52,7 +53,14 @@ def changed_paths(before: dict[str, str], after: dict[str, str]) -> list[str]:
     return sorted(p for p in before.keys() | after.keys() if before.get(p) != after.get(p))
 
 
+def _is_xdist_worker(config: pytest.Config) -> bool:
+    """Under pytest-xdist the controller's session spans every worker's: it alone compares."""
+    return hasattr(config, "workerinput")
+
+
 def pytest_sessionstart(session: pytest.Session) -> None:
+    if _is_xdist_worker(session.config):
+        return
     root = _toplevel(session.config.rootpath)
     if root is not None:
         session.config.stash[_BEFORE] = (root, tree_state(root))
