@@ -209,6 +209,15 @@ class DecidedInTriggerer:
         return self.execute(context)
 
 
+def raise_unless_success(verdict: str, line: str) -> None:
+    """A sensor's decided verdict as Airflow takes it: a skipped or failed node raises (the task
+    ends skipped or failed, `line` its reason); a success returns."""
+    if verdict == SKIPPED:
+        raise AirflowSkipException(line)
+    if verdict == FAILED:
+        raise AirflowException(line)
+
+
 class ModelAndTestsSensor(DecidedInTriggerer, DbtRunWatcherOperator):
     """Cosmos's model sensor, failing also when one of the model's tests failed in the build.
 
@@ -249,10 +258,7 @@ class ModelAndTestsSensor(DecidedInTriggerer, DbtRunWatcherOperator):
         )
         if verdict == UNKNOWN:  # no result for the model: Cosmos asks the producer's state
             return super().poke(context)
-        if verdict == SKIPPED:
-            raise AirflowSkipException(line)
-        if verdict == FAILED:
-            raise AirflowException(line)
+        raise_unless_success(verdict, line)
         self.log.info(line)
         return True
 
@@ -270,10 +276,7 @@ class SeedSensor(DecidedInTriggerer, DbtSeedWatcherOperator):
         verdict, line = model_verdict(self.model_unique_id, status, (), None, self.producer_task_id)
         if verdict == UNKNOWN:  # no result for the seed: Cosmos asks the producer's state
             return super().poke(context)
-        if verdict == SKIPPED:
-            raise AirflowSkipException(line)
-        if verdict == FAILED:
-            raise AirflowException(line)
+        raise_unless_success(verdict, line)
         self.log.info(line)
         return True
 
