@@ -133,7 +133,6 @@ def scan_archive(archive: Path, db_path: Path, work_dir: Path, settle_s: float =
         with duckdb.connect(str(db_path), read_only=True) as con:
             known_runs = run_archives.landed_by(con, archive)
             owners = run_archives.owners(con)
-    mine = run_archives.root_of(archive)
 
     def sha_of(path: Path, rel: str) -> tuple[int, str]:
         fid = file_id_for(rel)
@@ -152,8 +151,7 @@ def scan_archive(archive: Path, db_path: Path, work_dir: Path, settle_s: float =
             state = "unchanged" if known.get(fid) == sha else "error"
             out.append(RunScan(item.rel_path, state, item.message))
             continue
-        owner = owners.get(item.run_key)
-        if owner is not None and owner != mine and run_archives.still_holds(owner, item.run_key):
+        if owner := run_archives.holder_elsewhere(owners, archive, item.run_key):
             out.append(RunScan(item.run_key, "conflict", conflict_message(item.run_key, owner)))
             continue
         shas = [sha_of(p, rel) for p, rel in item.files]

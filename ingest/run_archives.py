@@ -58,12 +58,21 @@ def still_holds(owner: str, run_key: str) -> bool:
     return (root / top).exists() or (root.name == top and root.is_dir())
 
 
+def holder_elsewhere(owners: dict[str, str], archive: Path, run_key: str) -> str | None:
+    """The other archive that landed `run_key` (`owners`: as `owners` returns) and still holds
+    it, or None. Such a run is not landed from `archive`: the two would be one run (the same
+    key, so the same file ids) with two contents, each ingest replacing the other's."""
+    owner = owners.get(run_key)
+    if owner is None or owner == root_of(archive) or not still_holds(owner, run_key):
+        return None
+    return owner
+
+
 def held_elsewhere(con, archive: Path, run_keys: set[str]) -> dict[str, str]:
-    """Run keys of `archive` that another archive landed and still holds -> that archive. Such
-    a run is not landed from `archive`: the two would be one run (the same key, so the same file
-    ids) with two contents, each ingest replacing the other's."""
-    mine = root_of(archive)
-    return {k: a for k, a in owners(con).items() if k in run_keys and a != mine and still_holds(a, k)}
+    """Run keys of `archive` another archive landed and still holds -> that archive."""
+    owned = owners(con)
+    found = {k: holder_elsewhere(owned, archive, k) for k in run_keys}
+    return {k: a for k, a in found.items() if a is not None}
 
 
 def forget(con, run_key: str) -> None:
