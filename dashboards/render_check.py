@@ -122,14 +122,52 @@ def make_driver(width: int, height: int, capture: bool) -> webdriver.Chrome:
 
 
 def login(driver: webdriver.Chrome, base: str, user: str, password: str, timeout: float) -> None:
-    driver.get(f"{base}/login/")
-    wait = WebDriverWait(driver, timeout)
-    wait.until(ec.presence_of_element_located((By.CSS_SELECTOR, "input#username, input[name=username]")))
-    driver.find_element(By.CSS_SELECTOR, "input#username, input[name=username]").send_keys(user)
-    pw = driver.find_element(By.CSS_SELECTOR, "input#password, input[name=password]")
-    pw.send_keys(password)
-    pw.submit() if pw.get_attribute("form") else pw.send_keys("\n")
-    wait.until(lambda d: "/login" not in d.current_url)
+    """Log in through the form, as a user does.
+
+    The form is React: keys typed before it hydrates can be reset, and a submit sent then
+    goes nowhere. So each attempt checks the fields hold what was typed, clicks the submit
+    button, and waits a while for the redirect; a page still on /login is filled again. A
+    visible error (a wrong password) stops at once.
+    """
+    deadline = time.monotonic() + timeout
+    user_css = "input#username, input[name=username]"
+    pw_css = "input#password, input[name=password]"
+    attempt = 0
+    while True:
+        attempt += 1
+        driver.get(f"{base}/login/")
+        left = max(1.0, deadline - time.monotonic())
+        WebDriverWait(driver, left).until(ec.element_to_be_clickable((By.CSS_SELECTOR, pw_css)))
+        for css, value in ((user_css, user), (pw_css, password)):
+            field = driver.find_element(By.CSS_SELECTOR, css)
+            field.clear()
+            field.send_keys(value)
+        filled = [driver.find_element(By.CSS_SELECTOR, c).get_attribute("value") for c in (user_css, pw_css)]
+        if filled == [user, password]:
+            buttons = driver.find_elements(By.CSS_SELECTOR, "button[type=submit], input[type=submit]")
+            if buttons:
+                buttons[0].click()
+            else:
+                driver.find_element(By.CSS_SELECTOR, pw_css).send_keys("\n")
+            try:
+                WebDriverWait(driver, min(20.0, max(1.0, deadline - time.monotonic()))).until(
+                    lambda d: "/login" not in d.current_url
+                )
+                return
+            except TimeoutException:
+                pass
+        errors = [
+            e.text.strip()
+            for e in driver.find_elements(By.CSS_SELECTOR, ".ant-alert-error, .ant-form-item-explain-error")
+            if e.text.strip()
+        ]
+        if errors:
+            raise SystemExit(f"login refused: {'; '.join(errors)}")
+        if time.monotonic() >= deadline:
+            raise SystemExit(
+                f"login: still on {driver.current_url} after {attempt} attempts in {timeout:.0f} s"
+                f" (fields held {['***' if i else v for i, v in enumerate(filled)]})"
+            )
 
 
 def wait_for_charts(driver: webdriver.Chrome, expected: int, timeout: float) -> list[dict]:
