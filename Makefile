@@ -1,5 +1,5 @@
 # mtabench: `make run` builds data/mtabench.duckdb from samples/; `make test` runs the tests.
-.PHONY: setup run run-spark ingest build validate docs dbt-docs test test-serial lint bench spark-bench clean \
+.PHONY: setup run run-spark spark-pack ingest build validate docs dbt-docs test test-serial lint bench spark-bench clean \
 	airflow-setup airflow-up airflow-down airflow-status \
 	superset-setup serve serve-stop dashboards-import dashboards-export screenshots record-demo
 
@@ -52,6 +52,11 @@ spark-bench: setup
 
 run-spark: setup
 	$(UV) run --frozen mtabench run $(ARCHIVE) --engine spark
+
+# The executors' Python for a Spark cluster (data/spark/executor-env.tar.gz); a session on a
+# non-local master builds it too, and reuses it while its inputs are unchanged.
+spark-pack: setup
+	$(UV) run --frozen mtabench spark-pack
 
 airflow-setup: setup
 	bash scripts/airflow_env.sh

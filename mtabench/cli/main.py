@@ -1,5 +1,5 @@
 """mtabench command line: run | scan | ingest | build | validate | publish | docs |
-compare | parse | record."""
+compare | spark-pack | parse | record."""
 
 from __future__ import annotations
 
@@ -356,6 +356,15 @@ def _json_safe(value):
     return value
 
 
+def cmd_spark_pack(args, paths: Paths) -> int:
+    from mtabench.engines.spark.pack import ensure_pack
+
+    t0 = time.monotonic()
+    out = ensure_pack(Path(args.out) if args.out else paths.spark_dir / "executor-env.tar.gz")
+    _progress(f"{out}: {out.stat().st_size / 1e6:.1f} MB ({time.monotonic() - t0:.1f} s)")
+    return 0
+
+
 def cmd_parse(args, paths: Paths) -> int:
     from ingest.line_guard import parse_guarded
     from ingest.parsers import ParseContext, get_parser
@@ -506,6 +515,9 @@ def build_parser() -> argparse.ArgumentParser:
         "--welch", action="store_true", help="Welch's t instead of ministat's pooled Student's t"
     )
     cmp_.add_argument("--json", action="store_true")
+    spk = sub.add_parser("spark-pack", help="build (or reuse) the executors' Python for a Spark cluster")
+    spk.add_argument("--out", help="archive path (default: data/spark/executor-env.tar.gz)")
+    spk.set_defaults(func=cmd_spark_pack, db=None)
     pp = sub.add_parser("parse", help="print one JSON object per input line of FILE (or - for stdin)")
     pp.add_argument("format")
     pp.add_argument("file")
