@@ -3,10 +3,9 @@
 # Spark engine's storage by URI (mtabench/engines/spark/storage.py) and its tests.
 #
 #   scripts/s3_server.sh install   build s3s-fs $VERSION with scripts/s3s-fs.patch into a
-#                                  cache outside the clone (idempotent: skipped when that
-#                                  version and patch are there; a few
-#                                  minutes of compiling the first time; MTABENCH_CARGO_JOBS
-#                                  limits its parallel jobs)
+#                                  cache outside the clone; idempotent: skipped when that
+#                                  version and patch are there (the first build compiles for
+#                                  3-9 min; MTABENCH_CARGO_JOBS limits cargo's parallel jobs)
 #   scripts/s3_server.sh start     install, then serve $MTABENCH_S3_HOME/data on 127.0.0.1 in
 #                                  the background; prints the endpoint
 #   scripts/s3_server.sh env       the variables a client needs (shell `export` lines):

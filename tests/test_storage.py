@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import subprocess
 import sys
 from pathlib import Path
@@ -23,6 +24,28 @@ import pytest
 from mtabench.engines.spark.storage import MANIFEST, Store, spark_conf
 
 REPO = Path(__file__).resolve().parents[1]
+
+
+# -- the server -------------------------------------------------------------------------------
+
+
+def test_server_script(s3_server):
+    """Generated credentials are private; start again is the running server; env is what a
+    client needs; install is skipped when the binary is there."""
+    assert (s3_server.home / "credentials").stat().st_mode & 0o777 == 0o600
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("MTABENCH_S3", "AWS_"))}
+    env["MTABENCH_S3_HOME"] = str(s3_server.home)
+
+    def run(*args: str) -> subprocess.CompletedProcess:
+        cmd = ["bash", str(REPO / "scripts" / "s3_server.sh"), *args]
+        return subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=60)
+
+    assert run("start").stdout.strip() == s3_server.endpoint
+    exports = dict(shlex.split(line)[1].split("=", 1) for line in run("env").stdout.splitlines())
+    assert exports == s3_server.env
+    install = run("install")
+    assert install.returncode == 0 and install.stderr == ""  # nothing built
+    assert run("status").returncode == 0
 
 
 # -- names ------------------------------------------------------------------------------------
