@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from mtabench.cli.logs import stage_log, warnings_and_logging_to
-from mtabench.paths import REPO, Paths
+from mtabench.paths import REPO, BadSetting, Paths
 from mtabench.record import command as record_command
 
 
@@ -555,6 +555,9 @@ def main(argv: list[str] | None = None) -> int:
             with pipeline_lock(paths.db):
                 return args.func(args, paths)
         return args.func(args, paths)
+    except BadSetting as exc:
+        print(f"SETTING REFUSED, nothing done: {exc}", file=sys.stderr)
+        return 2
     except PipelineBusy as exc:
         print(f"{exc}; not started", file=sys.stderr)
         return 6

@@ -48,18 +48,12 @@ def session_conf(warehouse: Path | None = None) -> dict[str, str]:
     return conf
 
 
-def executor_conf(master: str) -> dict[str, str]:
-    """Settings of a cluster's executors; none on `local[...]` (the executors are the driver's
-    threads and run the driver's Python). The packed environment is built or reused here."""
+def cluster_conf(master: str) -> dict[str, str]:
+    """Settings of a cluster's executors that SQL alone needs (dbt's session takes these too);
+    none on `local[...]`, where the executors are the driver's threads."""
     if master.startswith("local"):
         return {}
-    from mtabench.engines.spark.pack import ENV_DIR, EXECUTOR_PYTHON, ensure_pack
-
     conf = {
-        "spark.archives": f"{ensure_pack()}#{ENV_DIR}",
-        "spark.pyspark.python": EXECUTOR_PYTHON,
-        "spark.executorEnv.PYSPARK_PYTHON": EXECUTOR_PYTHON,
-        "spark.pyspark.driver.python": sys.executable,
         "spark.executor.memory": os.environ.get("MTABENCH_SPARK_EXECUTOR_MEMORY", "1g"),
         "spark.executor.cores": os.environ.get("MTABENCH_SPARK_EXECUTOR_CORES", "1"),
         # executors on one address (containers, one machine) need not share a disk: fetch
@@ -71,8 +65,27 @@ def executor_conf(master: str) -> dict[str, str]:
     return conf
 
 
-def local_session(warehouse: Path | None = None, master: str | None = None) -> SparkSession:
-    """The process-wide session (dbt's session method reuses it when run in-process)."""
+def executor_conf(master: str) -> dict[str, str]:
+    """cluster_conf and the executors' Python: the packed environment, built or reused here
+    (Python tasks: the maillog parse)."""
+    if master.startswith("local"):
+        return {}
+    from mtabench.engines.spark.pack import ENV_DIR, EXECUTOR_PYTHON, ensure_pack
+
+    return {
+        **cluster_conf(master),
+        "spark.archives": f"{ensure_pack()}#{ENV_DIR}",
+        "spark.pyspark.python": EXECUTOR_PYTHON,
+        "spark.executorEnv.PYSPARK_PYTHON": EXECUTOR_PYTHON,
+        "spark.pyspark.driver.python": sys.executable,
+    }
+
+
+def local_session(
+    warehouse: Path | None = None, master: str | None = None, extra: dict[str, str] | None = None
+) -> SparkSession:
+    """The process-wide session (dbt's session method reuses it when run in-process);
+    `extra`: more settings (the storage's, storage.spark_conf)."""
     os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
     os.environ.setdefault("PYSPARK_PYTHON", os.environ.get("PYSPARK_PYTHON", "python"))
     from pyspark.sql import SparkSession
@@ -80,7 +93,7 @@ def local_session(warehouse: Path | None = None, master: str | None = None) -> S
     master = master or os.environ.get("MTABENCH_SPARK_MASTER", "local[*]")
     executors = executor_conf(master)
     builder = SparkSession.builder.master(master).appName("mtabench")
-    for k, v in {**session_conf(warehouse), **executors}.items():
+    for k, v in {**session_conf(warehouse), **executors, **(extra or {})}.items():
         builder = builder.config(k, v)
     with _executor_python(executors.get("spark.pyspark.python")):
         spark = builder.getOrCreate()
