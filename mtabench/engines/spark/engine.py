@@ -19,7 +19,8 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import duckdb
@@ -109,6 +110,20 @@ def submit_env(layout: Layout, folder: Path) -> dict[str, str]:
     with os.fdopen(fd, "w") as f:
         f.writelines(f"{k} {v}\n" for k, v in conf.items())
     return {"PYSPARK_SUBMIT_ARGS": f"--properties-file {props} pyspark-shell"}
+
+
+@contextmanager
+def _environ(values: dict[str, str]) -> Iterator[None]:
+    before = {k: os.environ.get(k) for k in values}
+    os.environ.update(values)
+    try:
+        yield
+    finally:
+        for k, v in before.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
 
 
 def spark_db(paths: Paths) -> Path:
@@ -205,7 +220,9 @@ def parse_maillogs(
     ]
     out = layout.parsed.child("maillog")
     counts = layout.parsed.child("maillog_counts")
-    spark = local_session(warehouse=paths.spark_dir / "parse-warehouse", extra=spark_conf(layout.root))
+    # the storage settings (and keys) from the properties file, not the JVM's command line
+    with _environ(submit_env(layout, paths.spark_dir)):
+        spark = local_session(warehouse=paths.spark_dir / "parse-warehouse")
     try:
         parse_staged(spark, inputs, out, counts)
         parsed_n = {

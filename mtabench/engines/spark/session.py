@@ -81,11 +81,8 @@ def executor_conf(master: str) -> dict[str, str]:
     }
 
 
-def local_session(
-    warehouse: Path | None = None, master: str | None = None, extra: dict[str, str] | None = None
-) -> SparkSession:
-    """The process-wide session (dbt's session method reuses it when run in-process);
-    `extra`: more settings (the storage's, storage.spark_conf)."""
+def local_session(warehouse: Path | None = None, master: str | None = None) -> SparkSession:
+    """The process-wide session (dbt's session method reuses it when run in-process)."""
     os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
     os.environ.setdefault("PYSPARK_PYTHON", os.environ.get("PYSPARK_PYTHON", "python"))
     from pyspark.sql import SparkSession
@@ -93,7 +90,7 @@ def local_session(
     master = master or os.environ.get("MTABENCH_SPARK_MASTER", "local[*]")
     executors = executor_conf(master)
     builder = SparkSession.builder.master(master).appName("mtabench")
-    for k, v in {**session_conf(warehouse), **executors, **(extra or {})}.items():
+    for k, v in {**session_conf(warehouse), **executors}.items():
         builder = builder.config(k, v)
     with _executor_python(executors.get("spark.pyspark.python")):
         spark = builder.getOrCreate()
