@@ -149,15 +149,17 @@ def test_served_marts_equal_the_duckdb_engine(dag_run, mart):
 
 
 def test_a_failed_spark_build_fails_the_task_and_keeps_the_serving_file(dag_run):
-    """build_on_spark as the worker runs it, with a Spark master the worker's environment names
-    and Spark cannot use: the task fails with the CLI's tail (retried: it may be transient) and
-    the serving file stays the one published before."""
+    """build_on_spark as the worker runs it, with a Spark setting in the worker's environment
+    that Spark cannot start with: the setting reaches Spark, the task fails with the CLI's tail
+    (retried: a failure to start may be transient) and the serving file stays the one published
+    before."""
     serving = dag_run["serving"]
     before = hashlib.sha256(serving.read_bytes()).hexdigest()
     code = "from mtabench.airflow import tasks as at\nat.build_on_spark(at.Settings.from_env())\n"
-    env = {**dag_run["env"], "PYTHONPATH": str(REPO), "MTABENCH_SPARK_MASTER": "bogus://nowhere"}
+    env = {**dag_run["env"], "PYTHONPATH": str(REPO), "MTABENCH_SPARK_DRIVER_MEMORY": "lots"}
     proc = subprocess.run(["python", "-c", code], env=env, capture_output=True, text=True, timeout=600)
     assert proc.returncode != 0
+    assert "Invalid maximum heap size: -Xmxlots" in proc.stderr, proc.stderr[-3000:]  # the JVM's own words
     raised = "mtabench.airflow.tasks.CliFailed: mtabench run "  # not AirflowFailException
     assert raised in proc.stderr and "--engine spark --no-ingest exited 1:" in proc.stderr, proc.stderr[
         -3000:
