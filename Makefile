@@ -1,7 +1,8 @@
 # mtabench: `make run` builds data/mtabench.duckdb from samples/; `make test` runs the tests.
-.PHONY: setup run run-spark ingest build validate docs dbt-docs test test-serial lint bench spark-bench clean \
+.PHONY: setup run run-spark spark-pack ingest build validate docs dbt-docs test test-serial lint bench spark-bench clean \
 	airflow-setup airflow-up airflow-down airflow-status \
-	superset-setup serve serve-stop dashboards-import dashboards-export screenshots record-demo
+	superset-setup serve serve-stop dashboards-import dashboards-export screenshots record-demo \
+	s3-up s3-down
 
 UV ?= uv
 ARCHIVE ?= samples
@@ -52,6 +53,19 @@ spark-bench: setup
 
 run-spark: setup
 	$(UV) run --frozen mtabench run $(ARCHIVE) --engine spark
+
+# The executors' Python for a Spark cluster (data/spark/executor-env.tar.gz); a session on a
+# non-local master builds it too, and reuses it while its inputs are unchanged.
+spark-pack: setup
+	$(UV) run --frozen mtabench spark-pack
+
+# An S3-compatible server on 127.0.0.1 (s3s-fs, built once into ~/.cache/mtabench) for s3a://
+# Spark locations; `eval "$$(bash scripts/s3_server.sh env)"` gives a shell its endpoint and keys.
+s3-up:
+	bash scripts/s3_server.sh start
+
+s3-down:
+	bash scripts/s3_server.sh stop
 
 airflow-setup: setup
 	bash scripts/airflow_env.sh

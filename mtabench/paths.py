@@ -10,6 +10,10 @@ REPO = Path(__file__).resolve().parents[1]
 DBT_PROJECT = REPO / "dbt_project"
 
 
+class BadSetting(ValueError):
+    """A setting from the environment that cannot be used as given (exit 2, nothing done)."""
+
+
 @dataclass(frozen=True)
 class Paths:
     db: Path
@@ -31,12 +35,27 @@ class Paths:
 
     @property
     def landing_dir(self) -> Path:
-        """The Parquet landing (one folder per format, partitioned by run)."""
-        return Path(os.environ.get("MTABENCH_LANDING", self.data_dir / "landing"))
+        """The Parquet landing (one folder per format, partitioned by run): always a local
+        folder, written beside the ledger. A URI here is refused, not taken as a folder name;
+        shared storage for a cluster is MTABENCH_SPARK_STORAGE."""
+        value = os.environ.get("MTABENCH_LANDING")
+        if value and "://" in value:
+            raise BadSetting(
+                f"MTABENCH_LANDING={value}: the Parquet landing is a local folder; "
+                "for a cluster set MTABENCH_SPARK_STORAGE to a shared URI (s3a://bucket/prefix)"
+            )
+        return Path(value) if value else self.data_dir / "landing"
 
     @property
     def spark_dir(self) -> Path:
         return self.data_dir / "spark"
+
+    @property
+    def spark_storage(self) -> str:
+        """Where a Spark build keeps what executors and dbt read and write (a copy of the
+        landing, the parsed maillog, the warehouse): the local spark folder, or a URI every
+        host reaches (s3a://bucket/prefix)."""
+        return os.environ.get("MTABENCH_SPARK_STORAGE") or str(self.spark_dir)
 
     @property
     def serving_db(self) -> Path:

@@ -124,7 +124,9 @@ def con(built_db):
         yield c
 
 
-# one real Superset per session, for every test that takes `superset`
+# one real S3-compatible server (`s3_server`, `s3_env`) and one real Superset (`superset`) per
+# session, for the tests that take them
+from s3_server import s3_env, s3_server  # noqa: E402, F401
 from superset_server import superset  # noqa: E402, F401
 
 # the run fails when it changed the working tree (tracked files, or new files outside .gitignore)

@@ -158,3 +158,21 @@ def test_ingest_run_takes_a_run_key_or_a_run_id_and_names_one_that_matches_nothi
     assert again.returncode == 0, again.stderr
     both = subprocess.run([*cmd, "--run", "d", "--run", "nope"], capture_output=True, text=True, env=env)
     assert both.returncode == 2 and "'nope'" in both.stderr and "'d'" not in both.stderr
+
+
+def test_a_uri_as_the_landing_folder_is_refused_not_made_a_folder(tmp_path):
+    """MTABENCH_LANDING is a local folder: an s3a:// value once became `./s3a:/bucket/landing`
+    with exit 0. Now the command stops before ingesting, names the setting to use, and no
+    folder of that name appears."""
+    env = {**os.environ, "MTABENCH_DATA": str(tmp_path / "data"), "MTABENCH_LANDING": "s3a://bucket/landing"}
+    env.pop("MTABENCH_DB", None)
+    run = SAMPLES / "runs" / "a-baseline-t5"
+    out = subprocess.run(
+        [*MTABENCH, "ingest", "--parquet", str(run)], env=env, cwd=tmp_path, capture_output=True, text=True
+    )
+    assert out.returncode == 2, out.stdout + out.stderr
+    assert "MTABENCH_SPARK_STORAGE" in out.stderr and "Traceback" not in out.stderr
+    assert not [p for p in tmp_path.rglob("s3a*")]
+    with duckdb.connect(str(tmp_path / "data" / "mtabench.duckdb")) as con:
+        tables = con.execute("select count(*) from information_schema.tables where table_schema = 'raw'")
+        assert tables.fetchone()[0] == 0

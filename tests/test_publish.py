@@ -143,7 +143,7 @@ def test_compare_runs_is_published_from_a_spark_build_too(built_db, tmp_path):
             src.execute(f"copy {schema}.{table} to '{folder / 'part-00000.parquet'}' (format parquet)")
     gathered = tmp_path / "gathered.duckdb"
     with duckdb.connect(str(gathered)) as con:
-        copy_warehouse(con, warehouse / "main.db")
+        copy_warehouse(con, warehouse)
         assert create_compare_macro(con)
         pair = ("seed000-s12-disk-rw-8192-4096", "a-baseline-t5")
         got = con.execute("select * from compare_runs(?, ?) order by confidence", pair).fetchall()

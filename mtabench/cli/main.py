@@ -1,5 +1,5 @@
 """mtabench command line: run | scan | ingest | build | validate | publish | docs |
-compare | parse | record."""
+compare | spark-pack | parse | record."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from mtabench.cli.logs import stage_log, warnings_and_logging_to
-from mtabench.paths import REPO, Paths
+from mtabench.paths import REPO, BadSetting, Paths
 from mtabench.record import command as record_command
 
 
@@ -391,6 +391,15 @@ def _json_safe(value):
     return value
 
 
+def cmd_spark_pack(args, paths: Paths) -> int:
+    from mtabench.engines.spark.pack import ensure_pack
+
+    t0 = time.monotonic()
+    out = ensure_pack(Path(args.out) if args.out else paths.spark_dir / "executor-env.tar.gz")
+    _progress(f"{out}: {out.stat().st_size / 1e6:.1f} MB ({time.monotonic() - t0:.1f} s)")
+    return 0
+
+
 def cmd_parse(args, paths: Paths) -> int:
     from ingest.line_guard import parse_guarded
     from ingest.parsers import ParseContext, get_parser
@@ -546,6 +555,9 @@ def build_parser() -> argparse.ArgumentParser:
         "--welch", action="store_true", help="Welch's t instead of ministat's pooled Student's t"
     )
     cmp_.add_argument("--json", action="store_true")
+    spk = sub.add_parser("spark-pack", help="build (or reuse) the executors' Python for a Spark cluster")
+    spk.add_argument("--out", help="archive path (default: data/spark/executor-env.tar.gz)")
+    spk.set_defaults(func=cmd_spark_pack, db=None)
     pp = sub.add_parser("parse", help="print one JSON object per input line of FILE (or - for stdin)")
     pp.add_argument("format")
     pp.add_argument("file")
@@ -583,6 +595,9 @@ def main(argv: list[str] | None = None) -> int:
             with pipeline_lock(paths.db):
                 return args.func(args, paths)
         return args.func(args, paths)
+    except BadSetting as exc:
+        print(f"SETTING REFUSED, nothing done: {exc}", file=sys.stderr)
+        return 2
     except PipelineBusy as exc:
         print(f"{exc}; not started", file=sys.stderr)
         return 6

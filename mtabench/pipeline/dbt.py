@@ -55,8 +55,7 @@ def dbt_env(paths: Paths, target: str = "duckdb") -> dict[str, str]:
     target_dir = paths.data_dir / "dbt_target"
     forget_parse_of_another_project(target_dir)
     env = dict(os.environ)
-    # the spark engine runs the `spark` profile target, or `spark_thrift` for a cluster
-    env["MTABENCH_TARGET"] = target if target == "duckdb" else os.environ.get("MTABENCH_SPARK_TARGET", target)
+    env["MTABENCH_TARGET"] = target
     env.setdefault("MTABENCH_SPARK_WAREHOUSE", str(paths.spark_dir / "warehouse"))
     env.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
     env.update(
@@ -118,7 +117,9 @@ def run_dbt(
     progress: Callable[[str], None] = print,
     target: str = "duckdb",
     warm: WarmDbt | None = None,
+    env: dict[str, str] | None = None,
 ) -> None:
+    """`env`: set for this dbt only (the Spark build's warehouse and storage settings)."""
     if warm is not None:  # started by the caller with the same paths and target
         proc = warm.go(args)
     else:
@@ -126,7 +127,11 @@ def run_dbt(
         cmd = [str(exe), *args, "--project-dir", str(DBT_PROJECT)]
         # tied: if mtabench is killed, dbt dies too instead of holding the database lock
         proc = popen_tied(
-            cmd, env=dbt_env(paths, target), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
+            cmd,
+            env={**dbt_env(paths, target), **(env or {})},
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
         )
     tail: list[str] = []
     checks: list[str] = []  # lines naming a column_checks test's compiled code

@@ -7,12 +7,18 @@ lines (parse_maillogs), checked file by file against the ledger. Spark writes th
 as Parquet in its warehouse; they are gathered, with the raw tables, into one DuckDB
 file that is validated and published like the DuckDB engine's result, so dashboards and
 ad-hoc SQL do not care which engine built it.
+
+Everything executors and dbt touch lives under one storage root (`Paths.spark_storage`):
+the local spark folder, or a URI every host reaches (storage.py). With a remote root the
+local landing is mirrored to `<root>/landing` (unchanged files are not sent again) and
+nothing else of the driver's disk is read by the cluster.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import json
-import shutil
+import os
 from collections.abc import Callable
 from pathlib import Path
 
@@ -20,7 +26,9 @@ import duckdb
 
 from ingest.maillog_run import MESSAGES, MINUTES
 from ingest.parquet_landing import SCHEMA_PARTITION, export_landing, landing_tables
-from mtabench.paths import Paths
+from mtabench.engines.spark.session import cluster_conf
+from mtabench.engines.spark.storage import Store, spark_conf
+from mtabench.paths import BadSetting, Paths
 from mtabench.pipeline.dbt import run_dbt
 
 MART_SCHEMA = "main"
@@ -37,28 +45,79 @@ def export(paths: Paths, progress: Callable[[str], None] = print) -> Path:
     return paths.landing_dir
 
 
+@dataclasses.dataclass(frozen=True)
+class Layout:
+    """Where a Spark build reads and writes: the landing it reads, the parsed maillog and
+    the warehouse, all under one storage root."""
+
+    root: Store
+    landing: Store
+
+    @classmethod
+    def of(cls, paths: Paths) -> Layout:
+        try:
+            root = Store.from_uri(paths.spark_storage)
+        except ValueError as exc:
+            raise BadSetting(f"MTABENCH_SPARK_STORAGE: {exc}") from exc
+        landing = Store.from_uri(paths.landing_dir) if root.is_local else root.child("landing")
+        return cls(root, landing)
+
+    @property
+    def parsed(self) -> Store:
+        return self.root.child("parsed")
+
+    @property
+    def warehouse(self) -> Store:
+        return self.root.child("warehouse")
+
+
 def build(paths: Paths, progress: Callable[[str], None] = print) -> Path:
     """dbt build on Spark over the Parquet landing; returns the DuckDB file of its marts."""
-    landing = export(paths, progress)
-    maillog = parse_maillogs(paths, progress)
+    local_landing = export(paths, progress)
+    layout = Layout.of(paths)
+    if not layout.root.is_local:
+        rep = layout.landing.sync_from(local_landing)
+        progress(
+            f"  landing mirrored to {layout.landing.uri}: {rep.copied} file(s) sent, "
+            f"{rep.kept} unchanged, {rep.removed} removed"
+        )
+    maillog = parse_maillogs(paths, layout, progress)
     dbt_vars = {
-        "landing_path": str(landing),
-        "landing_overrides": {t: str(d) for t, d in (maillog or {}).items()},
+        "landing_path": layout.landing.uri,
+        "landing_overrides": {t: s.uri for t, s in (maillog or {}).items()},
     }
-    warehouse = paths.spark_dir / "warehouse"
     # the in-memory catalog forgets tables between runs, so their folders must go too
-    shutil.rmtree(warehouse, ignore_errors=True)
-    warehouse.mkdir(parents=True)
-    run_dbt(paths, ["build", "--vars", json.dumps(dbt_vars)], progress, target="spark")
-    return gather(paths, warehouse / f"{MART_SCHEMA}.db", landing, dbt_vars["landing_overrides"])
+    layout.warehouse.delete_dir()
+    layout.warehouse.mkdir()
+    env = {"MTABENCH_SPARK_WAREHOUSE": layout.warehouse.uri, **submit_env(layout, paths.spark_dir)}
+    run_dbt(paths, ["build", "--vars", json.dumps(dbt_vars)], progress, target="spark", env=env)
+    return gather(paths, layout.warehouse, local_landing, maillog)
+
+
+def submit_env(layout: Layout, folder: Path) -> dict[str, str]:
+    """The storage and cluster settings for dbt's own SparkSession (it starts the JVM from its
+    profile, which cannot take a dict from the environment): a properties file named in
+    PYSPARK_SUBMIT_ARGS, readable by the owner only, since it may hold the store's keys (on a
+    command line every local user could read them)."""
+    master = os.environ.get("MTABENCH_SPARK_MASTER", "local[*]")
+    conf = {**cluster_conf(master), **spark_conf(layout.root, layout.landing)}
+    if not conf:
+        return {}
+    folder.mkdir(parents=True, exist_ok=True)
+    props = folder / "dbt-spark.conf"
+    fd = os.open(props, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w") as f:
+        f.writelines(f"{k} {v}\n" for k, v in conf.items())
+    return {"PYSPARK_SUBMIT_ARGS": f"--properties-file {props} pyspark-shell"}
 
 
 def spark_db(paths: Paths) -> Path:
     return paths.spark_dir / "mtabench.duckdb"
 
 
-def gather(paths: Paths, marts_dir: Path, landing: Path, overrides: dict[str, str] | None = None) -> Path:
-    """Marts (Spark's Parquet) and raw tables (the Parquet landing) into one DuckDB file."""
+def gather(paths: Paths, warehouse: Store, landing: Path, overrides: dict[str, Store] | None = None) -> Path:
+    """Marts (Spark's Parquet) and raw tables (the Parquet landing, or Spark's parse for the
+    maillog tables) into one DuckDB file."""
     out = spark_db(paths)
     tmp = out.with_suffix(".building")
     tmp.unlink(missing_ok=True)
@@ -68,38 +127,50 @@ def gather(paths: Paths, marts_dir: Path, landing: Path, overrides: dict[str, st
         con.execute("create schema raw")
         for table, cols in columns.items():
             col_list = ", ".join(f'"{c}"' for c in cols)  # the landing's column order
-            folder = Path((overrides or {}).get(table, landing / table))
-            con.execute(
-                f"create table raw.{table} as select {col_list} from read_parquet("
-                f"'{folder}/*/*.parquet', hive_partitioning = true, hive_types_autocast = false)"
-            )
-        copy_warehouse(con, marts_dir)
+            store = (overrides or {}).get(table) or Store.from_uri(landing / table)
+            con.execute(f"create table raw.{table} as select {col_list} from {_scan(con, store, hive=True)}")
+        copy_warehouse(con, warehouse)
     tmp.replace(out)
     return out
 
 
-def copy_warehouse(con, marts_dir: Path) -> None:
+def _scan(con, store: Store, hive: bool) -> str:
+    """A FROM item over every Parquet part of `store`: DuckDB's own reader for a local
+    folder; an Arrow stream registered on `con` for a remote one."""
+    if store.is_local:
+        glob = f"{store.path}/*/*.parquet" if hive else f"{store.path}/*.parquet"
+        opts = ", hive_partitioning = true, hive_types_autocast = false" if hive else ""
+        return f"read_parquet('{glob}'{opts})"
+    name = f"scan_{abs(hash(store.uri)):x}"
+    con.register(name, store.parquet_reader(hive=hive))
+    return name
+
+
+def copy_warehouse(con, warehouse: Store | Path) -> None:
     """Spark's marts, and the seeds beside them (ministat's t table: the serving file's
-    compare_runs() reads it), from their Parquet folders into `con`'s main and reference."""
-    for mart in sorted(p.name for p in marts_dir.iterdir() if p.is_dir()):
-        files = f"{marts_dir / mart}/*.parquet"
-        con.execute(f"create table {MART_SCHEMA}.{mart} as select * from read_parquet('{files}')")
-    seeds_dir = marts_dir.parent / f"{SEED_SCHEMA}.db"
-    seeds = sorted(p for p in seeds_dir.glob("*") if p.is_dir() and any(p.glob("*.parquet")))
-    if seeds:
-        con.execute(f"create schema if not exists {SEED_SCHEMA}")
-    for seed in seeds:
-        con.execute(
-            f"create table {SEED_SCHEMA}.{seed.name} as select * from read_parquet('{seed}/*.parquet')"
-        )
+    compare_runs() reads it), from the warehouse's Parquet folders (<schema>.db/<table>/)
+    into `con`'s main and reference."""
+    warehouse = warehouse if isinstance(warehouse, Store) else Store.from_uri(warehouse)
+    for schema in (MART_SCHEMA, SEED_SCHEMA):
+        folder = warehouse.child(f"{schema}.db")
+        tables = sorted(folder.list_dirs()) if folder.exists() else []
+        if schema == SEED_SCHEMA:  # a seed dbt did not load has a folder and no part
+            tables = [t for t in tables if folder.child(t).files(".parquet")]
+        if tables:
+            con.execute(f"create schema if not exists {schema}")
+        for table in tables:
+            scan = _scan(con, folder.child(table), False)
+            con.execute(f"create table {schema}.{table} as select * from {scan}")
 
 
 class SparkParseMismatch(Exception):
     """Spark's parse of a staged maillog disagrees with the ledger (the DuckDB landing)."""
 
 
-def parse_maillogs(paths: Paths, progress: Callable[[str], None] = print) -> dict[str, Path] | None:
-    """The maillog tables of the Spark build (lines, messages, minutes: table -> folder): the
+def parse_maillogs(
+    paths: Paths, layout: Layout | None = None, progress: Callable[[str], None] = print
+) -> dict[str, Store] | None:
+    """The maillog tables of the Spark build (lines, messages, minutes: table -> store): the
     compiled parser in Spark's executors.
 
     Every loaded maillog of the ledger must be staged with the same content hash; each
@@ -110,6 +181,7 @@ def parse_maillogs(paths: Paths, progress: Callable[[str], None] = print) -> dic
     from ingest import maillog_lines
     from mtabench.engines.spark.session import local_session
 
+    layout = layout or Layout.of(paths)
     with duckdb.connect(str(paths.db), read_only=True) as con:
         ledger = {
             r[0]: r[1:]
@@ -126,18 +198,21 @@ def parse_maillogs(paths: Paths, progress: Callable[[str], None] = print) -> dic
         raise SparkParseMismatch(
             f"maillog(s) not staged for Spark (run `mtabench ingest --parquet`): {', '.join(missing)}"
         )
-    out = paths.spark_dir / "landing" / "maillog"
-    counts_dir = paths.spark_dir / "landing" / "maillog_counts"
-    spark = local_session(warehouse=paths.spark_dir / "parse-warehouse")
+    # executors read each staged input where the landing is: the local file, or its mirror
+    inputs = [
+        dataclasses.replace(s, input=layout.landing.child(*s.input.relative_to(paths.landing_dir).parts).uri)
+        for s in staged.values()
+    ]
+    out = layout.parsed.child("maillog")
+    counts = layout.parsed.child("maillog_counts")
+    spark = local_session(warehouse=paths.spark_dir / "parse-warehouse", extra=spark_conf(layout.root))
     try:
-        parse_staged(spark, list(staged.values()), out, counts_dir)
+        parse_staged(spark, inputs, out, counts)
         parsed_n = {
-            r["file_id"]: r["count"]
-            for r in spark.read.parquet(str(out)).groupBy("file_id").count().collect()
+            r["file_id"]: r["count"] for r in spark.read.parquet(out.uri).groupBy("file_id").count().collect()
         }
         other = {
-            r["file_id"]: (r["noise"], r["quarantined"])
-            for r in spark.read.parquet(str(counts_dir)).collect()
+            r["file_id"]: (r["noise"], r["quarantined"]) for r in spark.read.parquet(counts.uri).collect()
         }
     finally:
         spark.stop()
@@ -148,50 +223,48 @@ def parse_maillogs(paths: Paths, progress: Callable[[str], None] = print) -> dic
             raise SparkParseMismatch(
                 f"{path}: Spark parsed/noise/quarantined {got} != ledger {(want_parsed, want_noise, want_q)}"
             )
-    progress(f"  maillog parsed on Spark: {len(staged)} file(s), {sum(parsed_n.values()):,} rows -> {out}")
+    rows = sum(parsed_n.values())
+    progress(f"  maillog parsed on Spark: {len(staged)} file(s), {rows:,} rows -> {out.uri}")
     folders = parsed_folders(out)
     for table in (MESSAGES, MINUTES):  # an empty table still has its schema
         schema = paths.landing_dir / table / SCHEMA_PARTITION
-        if schema.is_dir():
-            shutil.copytree(schema, folders[table] / SCHEMA_PARTITION, dirs_exist_ok=True)
+        for f in sorted(schema.glob("*.parquet")):
+            folders[table].child(SCHEMA_PARTITION).upload(f, f.name)
     return folders
 
 
-def parsed_folders(out: Path) -> dict[str, Path]:
+def parsed_folders(out: Store) -> dict[str, Store]:
     """Where the Spark parse writes each maillog table: the lines in `out`, the messages and
     minutes beside it."""
-    return {"maillog": out, MESSAGES: out.with_name(MESSAGES), MINUTES: out.with_name(MINUTES)}
+    parent = Store.from_uri(out.uri.rstrip("/").rsplit("/", 1)[0])
+    return {"maillog": out, MESSAGES: parent.child(MESSAGES), MINUTES: parent.child(MINUTES)}
 
 
-def parse_staged(spark, staged: list, out: Path, counts_dir: Path, threads: int = 1) -> None:
+def parse_staged(spark, staged: list, out: Store | Path, counts: Store | Path, threads: int = 1) -> None:
     """mapInArrow over the staged files (one task per run): every task writes its files' rows
     as Parquet parts under `out/run_key=<run>/` itself, and the run's messages and minutes
     beside (parsed_folders); only per-file counts come back, and the noise / quarantine
-    counts are written to `counts_dir`."""
+    counts are written to `counts`. A staged input may be a path or a URI (storage.py)."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
     from mtabench.engines.spark.maillog_udf import PARTS_DDL, task_rows, write_parts_udf
 
+    out = out if isinstance(out, Store) else Store.from_uri(out)
+    counts = counts if isinstance(counts, Store) else Store.from_uri(counts)
     folders = parsed_folders(out)
     for d in folders.values():
-        shutil.rmtree(d, ignore_errors=True)  # this run's parts only (as mode overwrite did)
-        d.mkdir(parents=True)
+        d.delete_dir()  # this run's parts only (as mode overwrite did)
+        d.mkdir()
     tasks = task_rows(staged)
     ids = spark.range(len(tasks), numPartitions=max(len(tasks), 1))
-    udf = write_parts_udf({t: str(d) for t, d in folders.items()}, tasks, threads)
+    udf = write_parts_udf({t: d.uri for t, d in folders.items()}, tasks, threads)
     done = ids.mapInArrow(udf, PARTS_DDL).collect()
     rows = sorted((r["file_id"], r["noise"], r["quarantined"]) for r in done if r["noise"] + r["quarantined"])
     # a few rows: written by the driver, not by another Spark job
-    shutil.rmtree(counts_dir, ignore_errors=True)
-    counts_dir.mkdir(parents=True)
+    counts.delete_dir()
+    counts.mkdir()
     names = ["file_id", "noise", "quarantined"]
     table = pa.table({n: pa.array([r[i] for r in rows], pa.int64()) for i, n in enumerate(names)})
-    pq.write_table(table, counts_dir / "part-00000.parquet")
-
-
-def _union(frames: list):
-    out = frames[0]
-    for f in frames[1:]:
-        out = out.unionByName(f)
-    return out
+    with counts.open_output("part-00000.parquet") as f:
+        pq.write_table(table, f)

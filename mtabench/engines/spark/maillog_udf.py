@@ -6,6 +6,7 @@ the run's messages and each file's counts per minute."""
 from __future__ import annotations
 
 import os
+import tempfile
 from collections.abc import Iterator
 from datetime import date, datetime
 from pathlib import Path
@@ -61,7 +62,8 @@ def write_parts_udf(out: dict[str, str], tasks: list[dict], threads: int = 1):
     `<out[table]>/run_key=<run>/` for the lines (`maillog`), messages and minutes; it yields
     only per-file counts (rows, noise, quarantined). So no row crosses into the JVM: Spark
     schedules the tasks, the parse and the writes are the very code of the DuckDB landing.
-    The folders must be paths the executors can write."""
+    The folders are store URIs (storage.py) every executor reaches: a local path on one
+    machine, an s3a:// URI on a cluster."""
 
     def parse(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         import mtabench_maillog
@@ -69,49 +71,84 @@ def write_parts_udf(out: dict[str, str], tasks: list[dict], threads: int = 1):
         from ingest.maillog_run import stream_order
         from ingest.parsers.maillog import NOISE, new_parser, parser_blocks
         from ingest.source import FileSource
+        from mtabench.engines.spark.storage import Store
 
         for ids in batches:
             for task in (tasks[i] for i in ids.column("id").to_pylist()):
-                dirs = {t: Path(d) / f"run_key={quote(task['run_key'], safe='')}" for t, d in out.items()}
-                for d in dirs.values():
-                    d.mkdir(parents=True, exist_ok=True)
-                files = {int(t["file_id"]): t for t in task["files"]}
-                ctx = _ctx(task["files"][0])
-                srcs = [(fid, FileSource(Path(t["path"]), t["name"])) for fid, t in files.items()]
-                messages = mtabench_maillog.Messages()
-                ordered = stream_order(srcs, ctx)
-                for i, (fid, src) in enumerate(ordered):
-                    messages.start_file(fid)
-                    parser = new_parser(src, _ctx(files[fid]), threads, messages)
-                    rows = noise = quarantined = 0
-                    for seq, block in enumerate(parser_blocks(parser, src)):
-                        if block.rows < block.lines:
-                            kinds = [k for _, k, _, _ in block.skipped()]
-                            noise += sum(k == NOISE for k in kinds)
-                            quarantined += len(kinds) - sum(k == NOISE for k in kinds)
-                        if block.rows:
-                            # a retried task rewrites the same names; a part appears whole (rename)
-                            rows += _atomic(
-                                dirs["maillog"] / f"part-{fid:08d}-{seq:06d}.parquet",
-                                lambda tmp, b=block, f=fid: b.write(tmp, f, True),
+                part = f"run_key={quote(task['run_key'], safe='')}"
+                with tempfile.TemporaryDirectory(prefix="mtabench-parse-") as scratch:
+                    work = Path(scratch)
+                    dirs = {t: _Parts(Store.from_uri(d).child(part), work / t) for t, d in out.items()}
+                    files = {int(t["file_id"]): t for t in task["files"]}
+                    ctx = _ctx(task["files"][0])
+                    srcs = [
+                        (fid, FileSource(_local_input(t["path"], work / f"input-{fid}"), t["name"]))
+                        for fid, t in files.items()
+                    ]
+                    messages = mtabench_maillog.Messages()
+                    ordered = stream_order(srcs, ctx)
+                    for i, (fid, src) in enumerate(ordered):
+                        messages.start_file(fid)
+                        parser = new_parser(src, _ctx(files[fid]), threads, messages)
+                        rows = noise = quarantined = 0
+                        for seq, block in enumerate(parser_blocks(parser, src)):
+                            if block.rows < block.lines:
+                                kinds = [k for _, k, _, _ in block.skipped()]
+                                noise += sum(k == NOISE for k in kinds)
+                                quarantined += len(kinds) - sum(k == NOISE for k in kinds)
+                            if block.rows:
+                                rows += dirs["maillog"].write(
+                                    f"part-{fid:08d}-{seq:06d}.parquet",
+                                    lambda tmp, b=block, f=fid: b.write(tmp, f, True),
+                                )
+                        last = i == len(ordered) - 1
+                        write = messages.finish_write if last else messages.write
+                        name = f"part-{fid:08d}.parquet"
+                        dirs["maillog_messages"].write(name, lambda tmp, f=fid, w=write: w(tmp, f))
+                        if parser.minutes():
+                            dirs["maillog_minutes"].write(
+                                name, lambda tmp, p=parser, f=fid: p.write_minutes(tmp, f)
                             )
-                    last = i == len(ordered) - 1
-                    write = messages.finish_write if last else messages.write
-                    _atomic(
-                        dirs["maillog_messages"] / f"part-{fid:08d}.parquet",
-                        lambda tmp, f=fid, w=write: w(tmp, f),
-                    )
-                    if parser.minutes():
-                        _atomic(
-                            dirs["maillog_minutes"] / f"part-{fid:08d}.parquet",
-                            lambda tmp, p=parser, f=fid: p.write_minutes(tmp, f),
+                        yield pa.RecordBatch.from_pylist(
+                            [{"file_id": fid, "rows": rows, "noise": noise, "quarantined": quarantined}],
+                            schema=PARTS_SCHEMA,
                         )
-                    yield pa.RecordBatch.from_pylist(
-                        [{"file_id": fid, "rows": rows, "noise": noise, "quarantined": quarantined}],
-                        schema=PARTS_SCHEMA,
-                    )
 
     return parse
+
+
+def _local_input(uri: str, scratch: Path) -> Path:
+    """The staged input as a local file: itself when local, else a copy in the task's
+    scratch folder (the parser reads files)."""
+    from mtabench.engines.spark.storage import Store
+
+    parent, _, name = uri.rstrip("/").rpartition("/")
+    store = Store.from_uri(parent)
+    if store.is_local:
+        return Path(store.path) / name
+    store.download(name, scratch)
+    return scratch
+
+
+class _Parts:
+    """One table's folder for a task: parts are written in place when the store is local,
+    else in the task's scratch folder and sent to the store one by one (so a task's disk
+    holds one part at a time)."""
+
+    def __init__(self, store, scratch: Path):
+        self.store = store
+        self.local = Path(store.path) if store.is_local else scratch
+        self.local.mkdir(parents=True, exist_ok=True)
+
+    def write(self, name: str, write) -> int:
+        """`write(tmp)` then the part appears whole under `name` (a retried task rewrites the
+        same names); a write of no rows leaves no part. Returns the rows."""
+        final = self.local / name
+        n = _atomic(final, write)
+        if not self.store.is_local and final.exists():
+            self.store.upload(final, name)
+            final.unlink()
+        return n
 
 
 def _atomic(final: Path, write) -> int:

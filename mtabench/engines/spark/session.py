@@ -4,11 +4,18 @@ Spark binds the driver to the first non-loopback interface and serves a web UI u
 told otherwise; both are turned off here. `escapedStringLiterals` makes Spark read
 string literals raw (no backslash processing), as DuckDB does, so one regex literal
 such as '\\S+' means the same thing on both engines.
+
+On a cluster (a master other than `local[...]`) the executors' Python is the packed
+environment (pack.py), shipped with the application: a worker needs Java and Spark, none of
+the driver's paths.
 """
 
 from __future__ import annotations
 
 import os
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -41,16 +48,72 @@ def session_conf(warehouse: Path | None = None) -> dict[str, str]:
     return conf
 
 
-def local_session(warehouse: Path | None = None, master: str | None = None) -> SparkSession:
-    """The process-wide session (dbt's session method reuses it when run in-process)."""
+def cluster_conf(master: str) -> dict[str, str]:
+    """Settings of a cluster's executors that SQL alone needs (dbt's session takes these too);
+    none on `local[...]`, where the executors are the driver's threads."""
+    if master.startswith("local"):
+        return {}
+    conf = {
+        "spark.executor.memory": os.environ.get("MTABENCH_SPARK_EXECUTOR_MEMORY", "1g"),
+        "spark.executor.cores": os.environ.get("MTABENCH_SPARK_EXECUTOR_CORES", "1"),
+        # executors on one address (containers, one machine) need not share a disk: fetch
+        # shuffle blocks through their block manager, never by another executor's file path
+        "spark.shuffle.readHostLocalDisk": "false",
+    }
+    if cores_max := os.environ.get("MTABENCH_SPARK_CORES_MAX"):
+        conf["spark.cores.max"] = cores_max
+    return conf
+
+
+def executor_conf(master: str) -> dict[str, str]:
+    """cluster_conf and the executors' Python: the packed environment, built or reused here
+    (Python tasks: the maillog parse)."""
+    if master.startswith("local"):
+        return {}
+    from mtabench.engines.spark.pack import ENV_DIR, EXECUTOR_PYTHON, ensure_pack
+
+    return {
+        **cluster_conf(master),
+        "spark.archives": f"{ensure_pack()}#{ENV_DIR}",
+        "spark.pyspark.python": EXECUTOR_PYTHON,
+        "spark.executorEnv.PYSPARK_PYTHON": EXECUTOR_PYTHON,
+        "spark.pyspark.driver.python": sys.executable,
+    }
+
+
+def local_session(
+    warehouse: Path | None = None, master: str | None = None, extra: dict[str, str] | None = None
+) -> SparkSession:
+    """The process-wide session (dbt's session method reuses it when run in-process);
+    `extra`: more settings (the storage's, storage.spark_conf)."""
     os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
     os.environ.setdefault("PYSPARK_PYTHON", os.environ.get("PYSPARK_PYTHON", "python"))
     from pyspark.sql import SparkSession
 
-    builder = SparkSession.builder.master(master or os.environ.get("MTABENCH_SPARK_MASTER", "local[*]"))
-    builder = builder.appName("mtabench")
-    for k, v in session_conf(warehouse).items():
+    master = master or os.environ.get("MTABENCH_SPARK_MASTER", "local[*]")
+    executors = executor_conf(master)
+    builder = SparkSession.builder.master(master).appName("mtabench")
+    for k, v in {**session_conf(warehouse), **executors, **(extra or {})}.items():
         builder = builder.config(k, v)
-    spark = builder.getOrCreate()
+    with _executor_python(executors.get("spark.pyspark.python")):
+        spark = builder.getOrCreate()
     spark.sparkContext.setLogLevel("ERROR")
     return spark
+
+
+@contextmanager
+def _executor_python(python: str | None) -> Iterator[None]:
+    """PySpark takes the executors' Python from `PYSPARK_PYTHON` as the context starts (and
+    sends it with every Python function); the driver's own environment is left as it was."""
+    if python is None:
+        yield
+        return
+    before = os.environ.get("PYSPARK_PYTHON")
+    os.environ["PYSPARK_PYTHON"] = python
+    try:
+        yield
+    finally:
+        if before is None:
+            os.environ.pop("PYSPARK_PYTHON", None)
+        else:
+            os.environ["PYSPARK_PYTHON"] = before

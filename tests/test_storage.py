@@ -1,0 +1,305 @@
+"""Storage by URI (mtabench/engines/spark/storage.py): a local folder and an S3 prefix on a real
+S3-compatible server (tests/s3_server.py) behave the same for every operation, and Spark
+reads and writes `s3a://` through spark_conf().
+
+Oracles: the bytes and names the tests write; for the bucket, pyarrow's S3FileSystem built by
+the test server module and the files s3s-fs keeps under its data folder (not the Store); for
+the local folder, os.walk.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import subprocess
+import sys
+from pathlib import Path
+
+import duckdb
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from mtabench.engines.spark.storage import MANIFEST, Store, spark_conf
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+# -- the server -------------------------------------------------------------------------------
+
+
+def test_server_script(s3_server):
+    """Generated credentials are private; start again is the running server; env is what a
+    client needs; install is skipped when the binary is there."""
+    assert (s3_server.home / "credentials").stat().st_mode & 0o777 == 0o600
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("MTABENCH_S3", "AWS_"))}
+    env["MTABENCH_S3_HOME"] = str(s3_server.home)
+
+    def run(*args: str) -> subprocess.CompletedProcess:
+        cmd = ["bash", str(REPO / "scripts" / "s3_server.sh"), *args]
+        return subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=60)
+
+    assert run("start").stdout.strip() == s3_server.endpoint
+    exports = dict(shlex.split(line)[1].split("=", 1) for line in run("env").stdout.splitlines())
+    assert exports == s3_server.env
+    install = run("install")
+    assert install.returncode == 0 and install.stderr == ""  # nothing built
+    assert run("status").returncode == 0
+
+
+# -- names ------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "uri", ["hdfs://nn/landing", "gs://bucket/landing", "http://host/x", "abfss://c@a/x"]
+)
+def test_an_unsupported_scheme_is_refused_not_made_a_folder(uri, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(ValueError) as err:
+        Store.from_uri(uri)
+    assert uri in str(err.value) and "s3a://" in str(err.value)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_uri_that_went_through_a_path_is_refused():
+    # Path() collapses "//": Path("s3a://bucket/landing") is s3a:/bucket/landing
+    with pytest.raises(ValueError, match="pass the URI as a str"):
+        Store.from_uri(Path("s3a://bucket/landing"))
+
+
+def test_local_names(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    assert Store.from_uri("landing").uri == str(tmp_path / "landing")
+    assert Store.from_uri(tmp_path / "x").path == str(tmp_path / "x")
+    assert Store.from_uri(f"file://{tmp_path}/x") == Store.from_uri(tmp_path / "x")
+    assert Store.from_uri("./odd:name").uri == str(tmp_path / "odd:name")
+    store = Store.from_uri("landing")
+    assert store.is_local and store.child("a", "b/c").uri == str(tmp_path / "landing" / "a" / "b" / "c")
+    with pytest.raises(ValueError):
+        store.child("../out")
+
+
+def test_s3_and_s3a_are_one_name():
+    a, b = Store.from_uri("s3a://bucket/land/x"), Store.from_uri("s3://bucket/land/x/")
+    assert a == b and not a.is_local
+    assert (a.uri, a.path, a.bucket) == ("s3a://bucket/land/x", "bucket/land/x", "bucket")
+    assert a.child("t", "run_key=1").uri == "s3a://bucket/land/x/t/run_key=1"
+
+
+def test_s3_and_s3a_reach_the_same_objects(s3_env):
+    bucket = s3_env.new_bucket()
+    with Store.from_uri(f"s3://{bucket}/p").open_output("a/f.txt") as f:
+        f.write(b"written as s3")
+    with Store.from_uri(f"s3a://{bucket}/p").open_input("a/f.txt") as f:
+        assert f.read() == b"written as s3"
+    assert s3_env.objects(f"{bucket}/p") == {"a/f.txt": b"written as s3"}
+
+
+def test_spark_conf_only_for_s3(s3_env):
+    assert spark_conf(Store.from_uri("/tmp/a"), "/tmp/b") == {}
+    conf = spark_conf(Store.from_uri("/tmp/a"), Store.from_uri("s3a://b/k"))
+    jars = Path(pytest.importorskip("pyspark").__file__).parent / "jars"
+    (client,) = jars.glob("hadoop-client-api-*.jar")
+    version = client.name.removeprefix("hadoop-client-api-").removesuffix(".jar")
+    assert conf["spark.jars.packages"] == f"org.apache.hadoop:hadoop-aws:{version}"
+    assert not Path(conf["spark.jars.ivy"]).is_relative_to(REPO)
+    assert conf["spark.hadoop.fs.s3a.endpoint"] == s3_env.endpoint
+    assert conf["spark.hadoop.fs.s3a.path.style.access"] == "true"
+    assert conf["spark.hadoop.fs.s3a.connection.ssl.enabled"] == "false"  # http endpoint
+    assert conf["spark.hadoop.fs.s3a.access.key"] == s3_env.access_key
+    assert conf["spark.executorEnv.AWS_SECRET_ACCESS_KEY"] == s3_env.secret_key
+
+
+# -- the same behaviour on both kinds ---------------------------------------------------------
+
+
+@pytest.fixture(params=["local", "s3", "s3-bucket"])
+def store(request, tmp_path) -> Store:
+    """A local folder, a prefix in a bucket, a whole bucket."""
+    if request.param == "local":
+        return Store.from_uri(tmp_path / "store")
+    bucket = request.getfixturevalue("s3_env").new_bucket()
+    return Store.from_uri(f"s3a://{bucket}/store" if request.param == "s3" else f"s3://{bucket}")
+
+
+def listed(store: Store, request) -> dict[str, bytes]:
+    """What is really under `store`, seen without the Store."""
+    if store.is_local:
+        root = Path(store.path)
+        return {
+            p.relative_to(root).as_posix(): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()
+        }
+    return request.getfixturevalue("s3_env").objects(store.path)
+
+
+def backing_inode(store: Store, name: str, request) -> int:
+    if store.is_local:
+        return os.stat(Path(store.path) / name).st_ino
+    return os.stat(request.getfixturevalue("s3_env").backing_file(f"{store.path}/{name}")).st_ino
+
+
+def test_every_operation(store, tmp_path, request):
+    assert not store.exists() and store.files() == [] and store.list_dirs() == []
+    store.delete_dir()  # nothing there is fine
+    store.mkdir()
+    assert not store.exists()  # a directory is the prefix of its files
+    big = os.urandom(12 << 20)  # past one part: a multipart upload on S3
+    (tmp_path / "big.bin").write_bytes(big)
+    with store.open_output("a/b/one.txt") as f:
+        f.write(b"one")
+    store.upload(tmp_path / "big.bin", "a/big.bin")
+    store.upload(tmp_path / "big.bin", "c/d/e/big.bin")
+
+    assert listed(store, request) == {"a/b/one.txt": b"one", "a/big.bin": big, "c/d/e/big.bin": big}
+    assert store.exists() and store.child("a").exists() and store.child("a/b/one.txt").is_file()
+    assert not store.child("a/b").is_file() and not store.child("zz").exists()
+    assert store.list_dirs() == ["a", "c"] and store.child("a").list_dirs() == ["b"]
+    assert store.files() == ["a/b/one.txt", "a/big.bin", "c/d/e/big.bin"]
+    assert store.files(".txt") == ["a/b/one.txt"] and store.child("c").files() == ["d/e/big.bin"]
+    with store.open_input("a/b/one.txt") as f:
+        assert f.read() == b"one"
+    assert store.download("a/big.bin", tmp_path / "got" / "big.bin").read_bytes() == big
+
+    store.child("a", "b").delete_dir()
+    assert store.child("a").list_dirs() == [] and not store.child("a/b").exists()
+    store.child("c").delete_dir()
+    assert listed(store, request) == {"a/big.bin": big} and store.list_dirs() == ["a"]
+    store.delete_dir()
+    assert not store.exists() and listed(store, request) == {} and store.files() == []
+
+
+def test_sync_from_copies_only_what_changed(store, tmp_path, request):
+    src = tmp_path / "landing"
+    files = {
+        "t/run_key=a/part-0.parquet": b"aaaa",
+        "t/run_key=b/part-0.parquet": b"bbbb",
+        "t/run_key=b/part-1.parquet": b"b1",
+        "u/run_key=a/part-0.parquet": b"uuuu",
+    }
+    for name, data in files.items():
+        (src / name).parent.mkdir(parents=True, exist_ok=True)
+        (src / name).write_bytes(data)
+
+    first = store.sync_from(src)
+    assert (first.copied, first.kept, first.removed) == (4, 0, 0)
+    seen = listed(store, request)
+    assert {k: v for k, v in seen.items() if k != MANIFEST} == files
+    inodes = {name: backing_inode(store, name, request) for name in files}
+
+    again = store.sync_from(src)
+    assert (again.copied, again.kept, again.removed) == (0, 4, 0)
+    assert {name: backing_inode(store, name, request) for name in files} == inodes  # not rewritten
+
+    (src / "t/run_key=a/part-0.parquet").write_bytes(b"AAAA")  # same size, other bytes
+    (src / "t/run_key=b/part-1.parquet").unlink()
+    third = store.sync_from(src)
+    assert (third.copied, third.kept, third.removed) == (1, 2, 1)
+    files["t/run_key=a/part-0.parquet"] = b"AAAA"
+    del files["t/run_key=b/part-1.parquet"]
+    assert {k: v for k, v in listed(store, request).items() if k != MANIFEST} == files
+    assert backing_inode(store, "u/run_key=a/part-0.parquet", request) == inodes["u/run_key=a/part-0.parquet"]
+
+    (src / "u/run_key=a/part-0.parquet").unlink()  # a whole folder gone
+    assert store.sync_from(src).removed == 1
+    assert store.list_dirs() == ["t"] and store.files() == [
+        "t/run_key=a/part-0.parquet",
+        "t/run_key=b/part-0.parquet",
+    ]
+
+
+def test_parquet_reader_streams_every_file_with_hive_columns_as_strings(store):
+    def put(name: str, table: pa.Table) -> None:
+        with store.open_output(name) as f:
+            pq.write_table(table, f)
+
+    put("t/run_key=007/part-0.parquet", pa.table({"n": pa.array(range(1000), pa.int64())}))
+    put("t/run_key=007/part-1.parquet", pa.table({"n": pa.array([5000], pa.int64()), "s": ["x"]}))
+    put("t/run_key=r%2F1/part-0.parquet", pa.table({"n": pa.array([7, 8], pa.int64())}))
+    put("t/run_key=__schema__/part-0.parquet", pa.table({"n": pa.array([], pa.int64())}))
+    with store.open_output("t/_SUCCESS") as f:
+        f.write(b"")
+    put("t/_temporary/0/part-9.parquet", pa.table({"n": pa.array([-1], pa.int64())}))  # no data
+
+    reader = store.child("t").parquet_reader(batch_size=100)
+    assert isinstance(reader, pa.RecordBatchReader)
+    assert reader.schema.field("run_key").type == pa.string()
+    con = duckdb.connect()
+    con.execute("create table t as select * from reader")  # DuckDB pulls the batches
+    got = con.execute("select run_key, count(*), sum(n), count(s) from t group by 1 order by 1").fetchall()
+    assert got == [("007", 1001, sum(range(1000)) + 5000, 1), ("r/1", 2, 15, 0)]
+
+    plain = store.child("t/run_key=007").parquet_reader(hive=False).read_all()
+    assert plain.num_rows == 1001 and "run_key" not in plain.column_names
+    with pytest.raises(FileNotFoundError):
+        store.child("nothing").parquet_reader()
+
+
+# -- Spark ------------------------------------------------------------------------------------
+
+SPARK_ROUND_TRIP = r"""
+import json, os, sys
+from mtabench.engines.spark.session import session_conf
+from mtabench.engines.spark.storage import S3_ENV, Store, spark_conf
+
+uri = sys.argv[1]
+store = Store.from_uri(uri)
+conf = {**session_conf(), **spark_conf(store)}
+for name in S3_ENV:  # from here on only the conf tells the JVM and the executors where S3 is
+    os.environ.pop(name)
+from pyspark.sql import SparkSession
+
+builder = SparkSession.builder.master("local[1]").appName("storage-test")
+for k, v in conf.items():
+    builder = builder.config(k, v)
+spark = builder.getOrCreate()
+spark.sparkContext.setLogLevel("ERROR")
+rows = json.loads(sys.stdin.read())
+df = spark.createDataFrame([tuple(r) for r in rows], "id long, run_key string, v string")
+df.write.mode("overwrite").partitionBy("run_key").parquet(uri)
+back = sorted([r.id, r.run_key, r.v] for r in spark.read.parquet(uri).collect())
+
+
+def count_in_executor(batches):
+    import pyarrow as pa
+    from mtabench.engines.spark.storage import Store
+    for _ in batches:
+        yield pa.RecordBatch.from_pylist([{"n": len(Store.from_uri(uri).files(".parquet"))}])
+
+
+seen = spark.range(1, numPartitions=1).mapInArrow(count_in_executor, "n long").collect()[0]["n"]
+spark.stop()
+print(json.dumps({"rows": back, "executor_files": seen}))
+"""
+
+
+@pytest.mark.xdist_group("spark")
+def test_spark_writes_and_reads_s3a(s3_env, request):
+    bucket = s3_env.new_bucket()
+    store = Store.from_uri(f"s3a://{bucket}/spark/t")
+    rows = [[i, ("007", "r/1", "plain")[i % 3], f"v{i}"] for i in range(60)]
+    env = dict(os.environ, PYSPARK_PYTHON=sys.executable, SPARK_LOCAL_IP="127.0.0.1")
+    p = subprocess.run(
+        [sys.executable, "-c", SPARK_ROUND_TRIP, store.uri],
+        input=json.dumps(rows),
+        env=env,
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert p.returncode == 0, p.stderr[-6000:]
+    out = json.loads(p.stdout.strip().splitlines()[-1])
+    assert out["rows"] == sorted(rows)
+
+    objects = s3_env.objects(store.path)
+    parts = sorted(k for k in objects if k.endswith(".parquet"))
+    assert "_SUCCESS" in objects and not any(k.startswith("_temporary") for k in objects)
+    assert {k.split("/")[0] for k in parts} == {"run_key=007", "run_key=r%2F1", "run_key=plain"}
+    assert out["executor_files"] == len(parts)  # the Python executor reached the bucket
+
+    con = duckdb.connect()
+    reader = store.parquet_reader()  # noqa: F841 (DuckDB reads the Python variable by name)
+    con.execute("create table t as select * from reader")
+    got = con.execute("select id, run_key, v from t order by id").fetchall()
+    assert [list(r) for r in got] == sorted(rows)
