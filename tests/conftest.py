@@ -59,6 +59,13 @@ def airflow_env(
     return dict(kv.split("=", 1) for kv in proc.stdout.decode().split("\0") if "=" in kv)
 
 
+@pytest.fixture(scope="session")
+def airflow_home(tmp_path_factory) -> Path:
+    """One Airflow home (metadata DB, pool, secrets) per worker, for the tests that run Airflow's
+    CLI without its services: set up once (airflow_env), each module brings its own paths."""
+    return tmp_path_factory.mktemp("airflow") / "airflow_home"
+
+
 @pytest.fixture
 def landing_con():
     """An in-memory landing schema, as the loader creates it."""

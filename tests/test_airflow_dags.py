@@ -17,11 +17,9 @@ REPO = Path(__file__).resolve().parents[1]
 
 
 @pytest.fixture(scope="module")
-def env(tmp_path_factory) -> dict[str, str]:
+def env(tmp_path_factory, airflow_home) -> dict[str, str]:
     root = tmp_path_factory.mktemp("airflow-parse")
-    return airflow_env(
-        root / "airflow_home", MTABENCH_DATA=str(root / "data"), MTABENCH_INBOX=str(root / "inbox")
-    )
+    return airflow_env(airflow_home, MTABENCH_DATA=str(root / "data"), MTABENCH_INBOX=str(root / "inbox"))
 
 
 def airflow(env: dict[str, str], *args: str) -> str:
@@ -58,7 +56,44 @@ def test_dags_parse_without_import_errors(env):
 
 def test_dags_listed(env):
     dags = {d["dag_id"] for d in json_output(airflow(env, "dags", "list", "--local", "-o", "json"))}
-    assert {"mtabench_inbox", "mtabench_serving_report"} <= dags
+    assert {"mtabench_inbox", "mtabench_serving_report", "mtabench_spark"} <= dags
+
+
+def test_spark_dag_ingests_builds_on_spark_and_reports(env):
+    """mtabench_spark: three tasks in a line, the two that open the DuckDB file in its pool;
+    run by hand unless MTABENCH_SPARK_SCHEDULE names a cron."""
+    tasks = airflow(env, "tasks", "list", "mtabench_spark").split()
+    assert tasks == ["build_on_spark", "ingest", "problems"]
+    code = (
+        "import json\n"
+        "from airflow.dag_processing.dagbag import DagBag\n"
+        "import sys\n"
+        "dag = DagBag(sys.argv[1]).get_dag('mtabench_spark')\n"
+        "print(json.dumps({'schedule': getattr(dag.timetable, 'expression', None),\n"
+        "    'max_active_runs': dag.max_active_runs,\n"
+        "    'pools': {t.task_id: t.pool for t in dag.tasks},\n"
+        "    'down': {t.task_id: sorted(t.downstream_task_ids) for t in dag.tasks}}))\n"
+    )
+    got = {}
+    for schedule in ("none", "0 3 * * *"):
+        proc = subprocess.run(
+            ["python", "-c", code, str(REPO / "dags" / "mtabench_spark.py")],
+            env={**env, "PYTHONPATH": str(REPO), "MTABENCH_SPARK_SCHEDULE": schedule},
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
+        assert proc.returncode == 0, proc.stderr[-4000:]
+        got[schedule] = json.loads(proc.stdout.splitlines()[-1])
+    dag = got["none"]
+    assert dag["max_active_runs"] == 1
+    assert dag["down"] == {
+        "ingest": ["build_on_spark", "problems"],
+        "build_on_spark": ["problems"],
+        "problems": [],
+    }
+    assert dag["pools"]["ingest"] == dag["pools"]["build_on_spark"] == "mtabench_duckdb"
+    assert dag["schedule"] is None and got["0 3 * * *"]["schedule"] == "0 3 * * *"
 
 
 def test_one_dbt_build_and_a_sensor_per_node(env):

@@ -41,6 +41,7 @@ GROUPS = {
         "test_airflow_scheduler.py",
         "test_airflow_services.py",
         "test_airflow_dags.py",
+        "test_airflow_spark.py",
     ),
     "spark": ("test_spark_parity.py", "test_maillog_spark.py"),
 }

@@ -7,6 +7,8 @@ subprocess, and maps its exit status onto Airflow's retry semantics:
 - 0: success;
 - 3 (a failed expectation) and 2 (usage error): AirflowFailException, no retry; the
   message carries the CLI's report naming each failed expectation;
+- 4 (a failed dbt build: a model or test failed): AirflowFailException with the CLI's tail,
+  no retry (the same build fails the same way; the next DAG run builds again);
 - anything else (a DuckDB lock held by someone else, an I/O error, a crash): a plain
   exception, retried with exponential backoff.
 
@@ -33,6 +35,8 @@ POOL = "mtabench_duckdb"  # 1 slot: every task that opens the DuckDB file runs a
 DEFAULT_SCHEDULE = "*/15 * * * *"
 VALIDATION_FAILED = 3
 USAGE_ERROR = 2
+BUILD_FAILED = 4
+OFF = ("", "none", "null", "off", "0", "false", "no")
 
 
 @dataclass(frozen=True)
@@ -48,6 +52,7 @@ class Settings:
     schedule: str | None
     watch: bool = True  # the inbox watcher starts a DAG run when a run is dropped in whole
     settle_s: float = 3.0  # a run unchanged this long is whole (ingest/settled.py)
+    spark_schedule: str | None = None  # mtabench_spark: by hand or the API unless a cron is set
 
     @classmethod
     def from_env(cls, env: dict[str, str] | None = None) -> Settings:
@@ -55,7 +60,7 @@ class Settings:
         repo = Path(env.get("MTABENCH_REPO") or REPO).resolve()
         data = Path(env.get("MTABENCH_DATA") or repo / "data").resolve()
         schedule = env.get("MTABENCH_INBOX_SCHEDULE", DEFAULT_SCHEDULE).strip()
-        off = ("", "none", "null", "off", "0", "false", "no")
+        spark_schedule = env.get("MTABENCH_SPARK_SCHEDULE", "none").strip()
         return cls(
             repo=repo,
             inbox=Path(env.get("MTABENCH_INBOX") or data / "inbox").resolve(),
@@ -63,9 +68,10 @@ class Settings:
             venv_bin=Path(env.get("MTABENCH_VENV_BIN") or repo / ".venv" / "bin"),
             db=Path(env.get("MTABENCH_DB") or data / "mtabench.duckdb").resolve(),
             serving=Path(env.get("MTABENCH_SERVING_DB") or data / "serving" / "mtabench.duckdb").resolve(),
-            schedule=None if schedule.lower() in off else schedule,
-            watch=env.get("MTABENCH_INBOX_WATCH", "on").strip().lower() not in off,
+            schedule=None if schedule.lower() in OFF else schedule,
+            watch=env.get("MTABENCH_INBOX_WATCH", "on").strip().lower() not in OFF,
             settle_s=settle_from_env(env),
+            spark_schedule=None if spark_schedule.lower() in OFF else spark_schedule,
         )
 
     @property
@@ -106,6 +112,13 @@ class Settings:
         # .pyc files each one compiles pandas, duckdb & co again (~1.5-5 s per process)
         for k in ("PYTHONPATH", "PYTHONHOME", "VIRTUAL_ENV", "PYTHONDONTWRITEBYTECODE"):
             env.pop(k, None)
+        # the data venv first on PATH: Spark starts its Python workers as `python` (unless
+        # PYSPARK_PYTHON says otherwise), which must be the data venv's, not Airflow's.
+        # Everything else passes through: MTABENCH_SPARK_* (master, storage, executors),
+        # MTABENCH_S3_ENDPOINT and AWS_* reach the Spark build as the worker has them
+        env["PATH"] = os.pathsep.join(
+            [str(self.venv_bin), *filter(None, env.get("PATH", "").split(os.pathsep))]
+        )
         return env
 
 
@@ -138,8 +151,10 @@ def run_cli(settings: Settings, *args: str) -> str:
         raise _fail_fast(f"{what}: {report.strip() or 'validation failed'}")
     if proc.returncode == USAGE_ERROR:
         raise _fail_fast(f"{what}: usage error (exit 2): {proc.stderr.strip()}")
+    tail = "\n".join((proc.stderr or proc.stdout).strip().splitlines()[-20:])
+    if proc.returncode == BUILD_FAILED:
+        raise _fail_fast(f"{what}: build failed (exit 4), nothing published:\n{tail}")
     if proc.returncode != 0:
-        tail = "\n".join((proc.stderr or proc.stdout).strip().splitlines()[-20:])
         raise CliFailed(f"{what} exited {proc.returncode}:\n{tail}")
     return proc.stdout
 
@@ -155,8 +170,9 @@ def unpublished(settings: Settings) -> bool:
     return not settings.serving.exists() or settings.db.stat().st_mtime > settings.serving.stat().st_mtime
 
 
-def ingest_new(settings: Settings) -> dict[str, dict]:
-    """Scan the inbox and ingest its new, changed and newly broken runs, in one CLI process.
+def ingest_new(settings: Settings, parquet: bool = False) -> dict[str, dict]:
+    """Scan the inbox and ingest its new, changed and newly broken runs, in one CLI process;
+    `parquet`: also write the Parquet landing the Spark build reads (`ingest --parquet`).
 
     One process for the scan and every run: each process pays the data venv's imports (~0.5-2
     s), and each Airflow task ~0.2 s of bookkeeping. Each run still shows on its own: a log line
@@ -164,7 +180,8 @@ def ingest_new(settings: Settings) -> dict[str, dict]:
     to its outcome. Nothing new: the landing DB is only read, and the result is empty."""
     settings.inbox.mkdir(parents=True, exist_ok=True)
     settle = f"{settings.settle_s:g}"  # a run still being copied in waits (ingest/settled.py)
-    out = run_cli(settings, "ingest", str(settings.inbox), "--new", "--settle", settle, "--json")
+    args = ["ingest", str(settings.inbox), "--new", "--settle", settle, "--json"]
+    out = run_cli(settings, *args, *(["--parquet"] if parquet else []))
     scans, outcomes = [], {}
     for line in out.splitlines():
         if line.startswith("{"):
@@ -205,6 +222,14 @@ def validate(settings: Settings, suite: str | None = None) -> dict[str, str]:
 def publish(settings: Settings, held: dict[str, str] | None = None) -> str:
     """Publish the serving file; held runs are published as their status only."""
     run_cli(settings, "publish", *(("--held", json.dumps(held)) if held else ()))
+    return str(settings.serving)
+
+
+def build_on_spark(settings: Settings) -> str:
+    """dbt build on Spark over the Parquet landing, both suites, and the publish, in one CLI
+    process (`mtabench run --engine spark --no-ingest`): the landing as the ingest task left it.
+    A failed check or build fails at once and the serving file stays the last good one."""
+    run_cli(settings, "run", str(settings.inbox), "--engine", "spark", "--no-ingest")
     return str(settings.serving)
 
 

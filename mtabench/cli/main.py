@@ -49,7 +49,8 @@ def _ingest(args, paths: Paths) -> tuple[int, set[str]]:
     new = getattr(args, "new", False)
     if new:  # the Airflow task: scan and ingest in one process
         settle = getattr(args, "settle", 0.0) or 0.0
-        found, removed = _scan_for_ingest(archive, paths, getattr(args, "json", False), settle)
+        parquet = getattr(args, "parquet", False)
+        found, removed = _scan_for_ingest(archive, paths, getattr(args, "json", False), settle, parquet)
         only = found if only is None else found & only
         if not only and not removed:  # nothing new: the landing DB is not even opened for writing
             _progress("nothing new, changed or newly broken to ingest")
@@ -123,17 +124,45 @@ def _ingest(args, paths: Paths) -> tuple[int, set[str]]:
 
 
 def _scan_for_ingest(
-    archive: Path, paths: Paths, as_json: bool, settle: float = 0.0
+    archive: Path, paths: Paths, as_json: bool, settle: float = 0.0, parquet: bool = False
 ) -> tuple[set[str], bool]:
     """The archive's new, changed and newly broken runs (what `scan` lists), printed per run,
     and whether a run it landed is gone from it. `settle`: a run changed in the last `settle`
-    seconds is still being copied in, and waits."""
+    seconds is still being copied in, and waits. `parquet`: an unchanged run whose maillogs
+    the Parquet landing lacks (an ingest without it landed the run) is ingested too."""
     from ingest.loader import scan_archive
 
     scans = scan_archive(archive, paths.db, paths.work_dir, settle_s=settle)
     # "scan" as the state's key: the Airflow task tells these lines from ingest's own by it
     _print_scans(scans, as_json, state_key="scan")
-    return {s.run_key for s in scans if s.to_ingest}, any(s.state == "removed" for s in scans)
+    found = {s.run_key for s in scans if s.to_ingest}
+    if parquet:
+        unchanged = {s.run_key for s in scans if s.state == "unchanged"}
+        for key in sorted(unstaged := _unstaged_runs(paths) & unchanged):
+            _progress(f"  {key}: maillog not in the Parquet landing yet; staged by this ingest")
+        found |= unstaged
+    return found, any(s.state == "removed" for s in scans)
+
+
+def _unstaged_runs(paths: Paths) -> set[str]:
+    """Run keys with a loaded maillog the Parquet landing has not staged for Spark (landed by
+    an ingest without `--parquet`): ingesting them again stages those files, reading nothing else."""
+    import duckdb
+
+    from ingest import maillog_lines
+
+    if not paths.db.exists():
+        return set()
+    with duckdb.connect(str(paths.db), read_only=True) as con:
+        tables = (
+            "select count(*) from information_schema.tables where table_schema = 'raw' and table_name = ?"
+        )
+        if not con.execute(tables, ["files"]).fetchone()[0]:
+            return set()
+        rows = con.execute(
+            "select run_key, file_id, sha256 from raw.files where format = 'maillog' and status = 'loaded'"
+        ).fetchall()
+    return {key for key, fid, sha in rows if not maillog_lines.is_staged(paths.landing_dir, key, fid, sha)}
 
 
 def _print_scans(scans, as_json: bool, state_key: str = "state") -> None:
@@ -293,8 +322,14 @@ def _run(args, paths: Paths, warm) -> int:
 
     laps = _Laps()
     held: dict[str, str] = {}
-    rc, loaded = _ingest(args, paths)
-    laps.lap("ingest")
+    if getattr(args, "no_ingest", False):  # landed already (the Airflow DAGs' ingest task)
+        if not paths.db.exists():
+            print(f"nothing landed in {paths.db}: ingest first", file=sys.stderr)
+            return 2
+        rc, loaded = 0, set()
+    else:
+        rc, loaded = _ingest(args, paths)
+        laps.lap("ingest")
     if rc:
         print("INGEST FAILED, nothing published", file=sys.stderr)
         return rc
@@ -440,6 +475,11 @@ def build_parser() -> argparse.ArgumentParser:
 
     run = add("run", cmd_run, "ingest, build, validate and publish an archive", archive=True)
     run.add_argument("--no-publish", action="store_true", help="do not copy the result to the serving file")
+    run.add_argument(
+        "--no-ingest",
+        action="store_true",
+        help="build, validate and publish the landing as it stands (the archive names where its files live)",
+    )
     run.add_argument("--serving-db", help=SERVING_HELP)
     run.add_argument("--suite", action="append", help=argparse.SUPPRESS)
     run.add_argument(
