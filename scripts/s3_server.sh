@@ -112,7 +112,8 @@ cmd_start() {
     pid=$!
     echo "$pid" >"$PIDFILE"
     for _ in $(seq 100); do
-        port="$(sed -n 's#.*server is running at http://127\.0\.0\.1:\([0-9]*\).*#\1#p' "$LOGFILE" 2>/dev/null | head -1)"
+        # the log may not exist yet: the background shell creates it as the server starts
+        port="$(sed -n 's#.*server is running at http://127\.0\.0\.1:\([0-9]*\).*#\1#p' "$LOGFILE" 2>/dev/null | head -1 || true)"
         [ -n "$port" ] && break
         kill -0 "$pid" 2>/dev/null || break
         sleep 0.1
