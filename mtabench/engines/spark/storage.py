@@ -335,9 +335,10 @@ class Store:
         if hive:
             keys = _partition_keys(names)
             options.partitioning = ds.partitioning(pa.schema([(k, pa.string()) for k in keys]), flavor="hive")
-        factory = ds.FileSystemDatasetFactory(
-            self.fs, [self._full(n) for n in names], ds.ParquetFileFormat(), options
-        )
+        # Spark writes timestamps as INT96; read them as microseconds, as DuckDB's own reader
+        # does (TIMESTAMP, not TIMESTAMP_NS)
+        fmt = ds.ParquetFileFormat(read_options=ds.ParquetReadOptions(coerce_int96_timestamp_unit="us"))
+        factory = ds.FileSystemDatasetFactory(self.fs, [self._full(n) for n in names], fmt, options)
         dataset = factory.finish(factory.inspect(fragments=None))
         return dataset.scanner(batch_size=batch_size).to_reader()
 
