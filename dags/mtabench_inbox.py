@@ -83,15 +83,6 @@ def schedule():
     )
 
 
-DEFAULT_ARGS = {
-    "owner": "mtabench",
-    "retries": 2,
-    "retry_delay": timedelta(seconds=20),
-    "retry_exponential_backoff": True,
-    "max_retry_delay": timedelta(minutes=5),
-}
-
-
 @dag(
     dag_id="mtabench_inbox",
     schedule=schedule(),
@@ -100,7 +91,7 @@ DEFAULT_ARGS = {
     is_paused_upon_creation=False,  # a drop reaches the dashboards without a click in the UI
     max_active_runs=1,
     dagrun_timeout=timedelta(hours=2),
-    default_args=DEFAULT_ARGS,
+    default_args=at.DEFAULT_ARGS,
     tags=["mtabench"],
     doc_md=__doc__,
 )

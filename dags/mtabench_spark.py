@@ -42,14 +42,6 @@ serve_latest_api_version_only()  # `airflow dags test` only: ~3 s less per DAG r
 
 S = at.Settings.from_env()
 
-DEFAULT_ARGS = {
-    "owner": "mtabench",
-    "retries": 2,
-    "retry_delay": timedelta(seconds=20),
-    "retry_exponential_backoff": True,
-    "max_retry_delay": timedelta(minutes=5),
-}
-
 
 @dag(
     dag_id="mtabench_spark",
@@ -59,7 +51,7 @@ DEFAULT_ARGS = {
     is_paused_upon_creation=False,  # a trigger from the UI or the API runs at once
     max_active_runs=1,
     dagrun_timeout=timedelta(hours=3),
-    default_args=DEFAULT_ARGS,
+    default_args=at.DEFAULT_ARGS,
     tags=["mtabench", "spark"],
     doc_md=__doc__,
 )

@@ -22,6 +22,7 @@ import logging
 import os
 import subprocess
 from dataclasses import dataclass
+from datetime import timedelta
 from pathlib import Path
 
 from ingest.settled import settle_from_env
@@ -32,6 +33,14 @@ log = logging.getLogger(__name__)
 
 REPO = Path(__file__).resolve().parents[2]
 POOL = "mtabench_duckdb"  # 1 slot: every task that opens the DuckDB file runs alone
+# every mtabench DAG's task defaults: a task that failed for a passing reason retries, backing off
+DEFAULT_ARGS = {
+    "owner": "mtabench",
+    "retries": 2,
+    "retry_delay": timedelta(seconds=20),
+    "retry_exponential_backoff": True,
+    "max_retry_delay": timedelta(minutes=5),
+}
 DEFAULT_SCHEDULE = "*/15 * * * *"
 VALIDATION_FAILED = 3
 USAGE_ERROR = 2
