@@ -194,14 +194,17 @@ def test_without_the_pack_the_same_job_fails(packed, cluster):
     """The workers' own Python (Debian's python3, same minor version) lacks the project."""
     from pyspark.sql import SparkSession
 
-    from mtabench.engines.spark.session import session_conf
+    from mtabench.engines.spark.session import cluster_conf, session_conf
 
     packed.stop()
     before = os.environ.get("PYSPARK_PYTHON")
     os.environ["PYSPARK_PYTHON"] = "python3"
     try:
         builder = SparkSession.builder.master(cluster.master_url).appName("mtabench-unpacked")
-        for k, v in {**session_conf(), "spark.task.maxFailures": "1"}.items():
+        # the cluster's settings (shuffle blocks through the block managers) without the pack,
+        # so the job reaches the Python task and fails there, not in a shuffle fetch
+        conf = {**session_conf(), **cluster_conf(cluster.master_url), "spark.task.maxFailures": "1"}
+        for k, v in conf.items():
             builder = builder.config(k, v)
         spark = builder.getOrCreate()
     finally:
