@@ -88,7 +88,8 @@ credentials() {
         return
     fi
     if [ ! -s "$CREDENTIALS" ]; then
-        (umask 077 && python3 -c 'import secrets; print("mtabench" + secrets.token_hex(6)); print(secrets.token_urlsafe(30))' >"$CREDENTIALS")
+        # the secret starts with a letter: a leading "-" would trip tools that parse it as an option
+        (umask 077 && python3 -c 'import secrets; print("mtabench" + secrets.token_hex(6)); print("s" + secrets.token_urlsafe(30))' >"$CREDENTIALS")
         echo "s3_server: generated credentials into $CREDENTIALS" >&2
     fi
     cat "$CREDENTIALS"
@@ -106,9 +107,10 @@ cmd_start() {
     local key secret pid port=""
     { read -r key && read -r secret; } < <(credentials)
     rm -f "$ENDPOINT_FILE" "$LOGFILE" # a previous log's port must not be read as this one's
+    # --opt=value: a user's key may start with "-", which the server would read as an option.
     # port 0: the server binds a free port and logs it ("server is running at http://...")
     RUST_LOG="${RUST_LOG:-s3s_fs=info}" setsid "$BIN" --host 127.0.0.1 --port "${MTABENCH_S3_PORT:-0}" \
-        --access-key "$key" --secret-key "$secret" "$STATE/data" </dev/null >"$LOGFILE" 2>&1 &
+        --access-key="$key" --secret-key="$secret" "$STATE/data" </dev/null >"$LOGFILE" 2>&1 &
     pid=$!
     echo "$pid" >"$PIDFILE"
     for _ in $(seq 100); do

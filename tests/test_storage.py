@@ -22,6 +22,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from mtabench.engines.spark.storage import MANIFEST, Store, spark_conf
+from s3_server import S3Server
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -46,6 +47,27 @@ def test_server_script(s3_server):
     install = run("install")
     assert install.returncode == 0 and install.stderr == ""  # nothing built
     assert run("status").returncode == 0
+
+
+def test_keys_that_start_with_a_dash(s3_server, tmp_path):
+    """A user's key or secret may start with "-" (a generated url-safe secret can): the server
+    still starts with it, and a client signing with it is let in."""
+    key, secret = "-Kmtabench", "-Usecret" + "x" * 24
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("MTABENCH_S3", "AWS_"))}
+    env.update(MTABENCH_S3_HOME=str(tmp_path), AWS_ACCESS_KEY_ID=key, AWS_SECRET_ACCESS_KEY=secret)
+    script = ["bash", str(REPO / "scripts" / "s3_server.sh")]
+    start = subprocess.run([*script, "start"], env=env, capture_output=True, text=True, timeout=60)
+    try:
+        assert start.returncode == 0, start.stderr
+        server = S3Server(tmp_path, start.stdout.strip(), key, secret)
+        server.fs().create_dir("dash")
+        assert (tmp_path / "data" / "dash").is_dir()
+        wrong = S3Server(tmp_path, server.endpoint, key, secret + "y")
+        with pytest.raises(OSError):
+            wrong.fs().create_dir("refused")
+        assert not (tmp_path / "data" / "refused").exists()
+    finally:
+        subprocess.run([*script, "stop"], env=env, capture_output=True, timeout=60)
 
 
 # -- names ------------------------------------------------------------------------------------
