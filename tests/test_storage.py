@@ -20,9 +20,9 @@ import duckdb
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+from s3_server import S3Server
 
 from mtabench.engines.spark.storage import MANIFEST, Store, spark_conf
-from s3_server import S3Server
 
 REPO = Path(__file__).resolve().parents[1]
 
