@@ -109,6 +109,42 @@ def test_s3_and_s3a_are_one_name():
     assert a.child("t", "run_key=1").uri == "s3a://bucket/land/x/t/run_key=1"
 
 
+def test_parent_and_name():
+    s3 = Store.from_uri("s3a://bucket/land/x")
+    assert (s3.parent.uri, s3.name) == ("s3a://bucket/land", "x")
+    assert s3.parent.parent.parent == Store.from_uri("s3a://bucket")
+    assert Store.from_uri("s3a://bucket").parent == Store.from_uri("s3a://bucket")
+    assert Store.from_uri("s3a://bucket").name == ""
+    local = Store.from_uri("/tmp/a/b.gz")
+    assert (local.parent.uri, local.name) == ("/tmp/a", "b.gz")
+    assert Store.from_uri("/").parent == Store.from_uri("/")
+    for store in (s3, local):
+        assert store.parent.child(store.name) == store
+
+
+def test_copy_warehouse_from_a_bucket_leaves_no_stream_behind(s3_env):
+    """Marts and seeds gathered from an S3 warehouse: every row read, and the Arrow streams
+    the gather registers are gone after it."""
+    from mtabench.engines.spark.engine import copy_warehouse
+
+    bucket = s3_env.new_bucket()
+    fs = s3_env.fs()
+    tables = {
+        "main.db/runs": pa.table({"run_id": ["r1", "r2"], "n": [1, 2]}),
+        "main.db/minutes": pa.table({"run_id": ["r1"] * 3, "minute": [0, 1, 2]}),
+        "reference.db/student_t": pa.table({"df": [1, 2], "t": [12.7, 4.3]}),
+    }
+    for folder, table in tables.items():
+        with fs.open_output_stream(f"{bucket}/wh/{folder}/part-00000.parquet") as f:
+            pq.write_table(table, f)
+    con = duckdb.connect()
+    copy_warehouse(con, Store.from_uri(f"s3a://{bucket}/wh"))
+    for folder, table in tables.items():
+        name = folder.replace(".db/", ".")
+        assert con.execute(f"select * from {name} order by all").to_arrow_table().equals(table)
+    assert con.execute("select view_name from duckdb_views() where not internal").fetchall() == []
+
+
 def test_s3_and_s3a_reach_the_same_objects(s3_env):
     bucket = s3_env.new_bucket()
     with Store.from_uri(f"s3://{bucket}/p").open_output("a/f.txt") as f:

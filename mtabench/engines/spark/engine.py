@@ -143,22 +143,27 @@ def gather(paths: Paths, warehouse: Store, landing: Path, overrides: dict[str, S
         for table, cols in columns.items():
             col_list = ", ".join(f'"{c}"' for c in cols)  # the landing's column order
             store = (overrides or {}).get(table) or Store.from_uri(landing / table)
-            con.execute(f"create table raw.{table} as select {col_list} from {_scan(con, store, hive=True)}")
+            _create_from(con, f"raw.{table}", col_list, store, hive=True)
         copy_warehouse(con, warehouse)
     tmp.replace(out)
     return out
 
 
-def _scan(con, store: Store, hive: bool) -> str:
-    """A FROM item over every Parquet part of `store`: DuckDB's own reader for a local
-    folder; an Arrow stream registered on `con` for a remote one."""
+def _create_from(con, table: str, columns: str, store: Store, hive: bool) -> None:
+    """`table` from every Parquet part of `store`: DuckDB's own reader for a local folder;
+    an Arrow stream registered on `con` for a remote one, unregistered once read (a
+    consumed stream cannot be read again)."""
     if store.is_local:
         glob = f"{store.path}/*/*.parquet" if hive else f"{store.path}/*.parquet"
         opts = ", hive_partitioning = true, hive_types_autocast = false" if hive else ""
-        return f"read_parquet('{glob}'{opts})"
+        con.execute(f"create table {table} as select {columns} from read_parquet('{glob}'{opts})")
+        return
     name = f"scan_{abs(hash(store.uri)):x}"
     con.register(name, store.parquet_reader(hive=hive))
-    return name
+    try:
+        con.execute(f"create table {table} as select {columns} from {name}")
+    finally:
+        con.unregister(name)
 
 
 def copy_warehouse(con, warehouse: Store | Path) -> None:
@@ -174,8 +179,7 @@ def copy_warehouse(con, warehouse: Store | Path) -> None:
         if tables:
             con.execute(f"create schema if not exists {schema}")
         for table in tables:
-            scan = _scan(con, folder.child(table), False)
-            con.execute(f"create table {schema}.{table} as select * from {scan}")
+            _create_from(con, f"{schema}.{table}", "*", folder.child(table), hive=False)
 
 
 class SparkParseMismatch(Exception):
@@ -253,7 +257,7 @@ def parse_maillogs(
 def parsed_folders(out: Store) -> dict[str, Store]:
     """Where the Spark parse writes each maillog table: the lines in `out`, the messages and
     minutes beside it."""
-    parent = Store.from_uri(out.uri.rstrip("/").rsplit("/", 1)[0])
+    parent = out.parent
     return {"maillog": out, MESSAGES: parent.child(MESSAGES), MINUTES: parent.child(MINUTES)}
 
 

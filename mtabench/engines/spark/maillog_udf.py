@@ -122,11 +122,10 @@ def _local_input(uri: str, scratch: Path) -> Path:
     scratch folder (the parser reads files)."""
     from mtabench.engines.spark.storage import Store
 
-    parent, _, name = uri.rstrip("/").rpartition("/")
-    store = Store.from_uri(parent)
-    if store.is_local:
-        return Path(store.path) / name
-    store.download(name, scratch)
+    staged = Store.from_uri(uri)
+    if staged.is_local:
+        return Path(staged.path)
+    staged.parent.download(staged.name, scratch)
     return scratch
 
 

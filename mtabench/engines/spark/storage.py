@@ -160,6 +160,20 @@ class Store:
             raise ValueError(f"{parts!r}: a child of {self.uri} cannot climb out of it")
         return Store(self._kind, "/".join([self._path.rstrip("/"), *names])) if names else self
 
+    @property
+    def name(self) -> str:
+        """The last part of the path: "" for a bucket or the root."""
+        if self.is_local:
+            return os.path.basename(self._path)
+        return self._path.rpartition("/")[2] if "/" in self._path else ""
+
+    @property
+    def parent(self) -> Store:
+        """The folder holding this one; a bucket and the root are their own parent."""
+        if self.is_local:
+            return Store("local", os.path.dirname(self._path))
+        return Store("s3", self._path.rpartition("/")[0]) if "/" in self._path else self
+
     def _full(self, name: str) -> str:
         return self.child(name).path
 
