@@ -19,16 +19,14 @@ from __future__ import annotations
 import argparse
 import os
 import shutil
-import subprocess
 import sys
 import tempfile
-import threading
-import time
 from dataclasses import dataclass
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from scale_bench import REPO, _tree_rss_bytes, build_archive, stage_env  # noqa: E402
+from proc_tree import watch  # noqa: E402
+from scale_bench import REPO, build_archive, stage_env  # noqa: E402
 
 
 @dataclass
@@ -40,60 +38,14 @@ class Timed:
     exit_code: int
 
 
-def _tree_cpu_ticks(root: int) -> dict[int, int]:
-    """user + system clock ticks so far of a process and its descendants, by pid."""
-    parent: dict[int, int] = {}
-    ticks: dict[int, int] = {}
-    for entry in os.scandir("/proc"):
-        if not entry.name.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry.name}/stat") as f:
-                fields = f.read().rsplit(")", 1)[1].split()
-        except (OSError, IndexError):
-            continue
-        pid = int(entry.name)
-        parent[pid] = int(fields[1])
-        ticks[pid] = int(fields[11]) + int(fields[12])  # utime, stime
-    out = {}
-    for pid in ticks:
-        p = pid
-        while p not in (0, 1) and p != root:
-            p = parent.get(p, 0)
-        if p == root:
-            out[pid] = ticks[pid]
-    return out
-
-
 def run_once(label: str, archive: Path, data: Path, env_extra: dict[str, str], engine: str) -> Timed:
     shutil.rmtree(data, ignore_errors=True)
     env = {**stage_env(data), **env_extra}
     log = data.with_suffix(".log")
-    peak, done = 0, threading.Event()
-    cpu_ticks: dict[int, int] = {}
     argv = [sys.executable, "-m", "mtabench.cli.main", "run", str(archive), "--no-publish"]
     argv += ["--engine", engine]
-    t0 = time.perf_counter()
-    with log.open("wb") as out:
-        proc = subprocess.Popen(argv, env=env, stdout=out, stderr=subprocess.STDOUT, cwd=REPO)
-
-        def sample() -> None:
-            nonlocal peak
-            while not done.wait(0.25):
-                peak = max(peak, _tree_rss_bytes(proc.pid))
-                for pid, t in _tree_cpu_ticks(proc.pid).items():
-                    cpu_ticks[pid] = max(cpu_ticks.get(pid, 0), t)
-
-        sampler = threading.Thread(target=sample, daemon=True)
-        sampler.start()
-        _, status, usage = os.wait4(proc.pid, 0)
-        done.set()
-        sampler.join()
-    wall = time.perf_counter() - t0
-    own = usage.ru_utime + usage.ru_stime  # the top process and the children it reaped
-    sampled = sum(cpu_ticks.values()) / os.sysconf("SC_CLK_TCK")
-    cpu = max(own, sampled)
-    t = Timed(label, wall, cpu, peak / 2**20, os.waitstatus_to_exitcode(status))
+    w = watch(argv, env, log, cwd=REPO)
+    t = Timed(label, w.wall_s, w.cpu_s, w.peak_bytes / 2**20, w.exit_code)
     print(
         f"  {label:<28} {t.wall_s:7.1f} s wall  {t.cpu_s:7.1f} s CPU  peak {t.peak_mb:6.0f} MB"
         f"  exit {t.exit_code}   ({log})",

@@ -32,13 +32,15 @@ import statistics
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
 import duckdb
 import yaml
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from proc_tree import watch  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
 SAMPLES = REPO / "samples"
@@ -114,32 +116,6 @@ def timed(name: str, argv: list[str], env: dict[str, str], log: Path) -> Stage:
     return stage
 
 
-def _tree_rss_bytes(root: int) -> int:
-    """Resident bytes of a process and all its descendants now (Linux /proc): `mtabench run`
-    runs dbt as a child beside ingest, and wait4's ru_maxrss is one process's peak, not the
-    sum of processes that ran at once."""
-    children: dict[int, list[int]] = {}
-    for entry in os.scandir("/proc"):
-        if not entry.name.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry.name}/stat") as f:
-                ppid = int(f.read().rsplit(")", 1)[1].split()[1])
-        except (OSError, IndexError, ValueError):
-            continue
-        children.setdefault(ppid, []).append(int(entry.name))
-    total, todo = 0, [root]
-    while todo:
-        pid = todo.pop()
-        todo.extend(children.get(pid, []))
-        try:
-            with open(f"/proc/{pid}/statm") as f:
-                total += int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
-        except (OSError, IndexError, ValueError):
-            continue
-    return total
-
-
 def first_folder_alone(work: Path, archive: Path) -> float:
     """Seconds to ingest one run folder of the archive alone into a new landing: what an ingest
     costs once whatever it lands (imports, the landing's schema, first statements). The
@@ -180,37 +156,16 @@ def whole_run(work: Path, archive: Path) -> int:
     folders = sum(1 for _ in archive.glob("*/*"))
     print(f"load average {os.getloadavg()[0]:.1f}; {folders} run folders", flush=True)
     log = work / "whole-run.log"
-    peak, done = 0, threading.Event()
-    t0 = time.perf_counter()
-    with log.open("wb") as out:
-        proc = subprocess.Popen(
-            [sys.executable, "-m", "mtabench.cli.main", "run", str(archive)],
-            env=env,
-            stdout=out,
-            stderr=subprocess.STDOUT,
-            cwd=REPO,
-        )
-
-        def sample() -> None:
-            nonlocal peak
-            while not done.wait(0.25):
-                peak = max(peak, _tree_rss_bytes(proc.pid))
-
-        sampler = threading.Thread(target=sample, daemon=True)
-        sampler.start()
-        _, status, usage = os.wait4(proc.pid, 0)
-        done.set()
-        sampler.join()
-    wall = time.perf_counter() - t0
-    code = os.waitstatus_to_exitcode(status)
+    w = watch([sys.executable, "-m", "mtabench.cli.main", "run", str(archive)], env, log, cwd=REPO)
+    wall, code = w.wall_s, w.exit_code
     last = next((ln for ln in reversed(log.read_text().splitlines()) if ln.startswith("done in")), "")
     print(f"`mtabench run` of the whole archive: {wall:.1f} s, exit {code}")
     print(f"  its own split: {last.split(';')[0] or '(no done line: see ' + str(log) + ')'}")
     if m := re.search(r"ingest ([0-9.]+)", last):
         print_ingest_per_folder(float(m.group(1)), folders, first_folder_alone(work, archive))
     print(
-        f"  peak RSS, the process and its children summed: {peak / 2**20:.0f} MB"
-        f" (one process alone, wait4: {usage.ru_maxrss / 1024:.0f} MB)"
+        f"  peak RSS, the process and its children summed: {w.peak_bytes / 2**20:.0f} MB"
+        f" (one process alone, wait4: {w.own_peak_bytes / 2**20:.0f} MB)"
     )
     return code
 
