@@ -1,7 +1,7 @@
 """The whole `mtabench run` on DuckDB and on Spark, on one archive, in one sitting.
 
     uv run python bench/engine_bench.py --copies 8 [--keep DIR] [--spark-threads 1 4]
-        [--master spark://127.0.0.1:7077] [--repeat 1]
+        [--master spark://127.0.0.1:7077 | --cluster] [--repeat 1]
 
 Builds samples/ x N (bench/scale_bench.py's copies), then runs `mtabench run ARCHIVE
 --no-publish` as a subprocess into a fresh data folder for each engine (and each dbt thread
@@ -9,6 +9,11 @@ count on Spark, MTABENCH_SPARK_DBT_THREADS), in turn: wall time, CPU time (user 
 every process of its tree, read from /proc every 0.25 s: Spark's JVM is started by dbt and
 by py4j, which do not always wait for it, so wait4's children's times miss it) and the peak
 of the summed RSS of its process tree (same sampling). Each run's output: <work>/<label>.log.
+
+--cluster runs Spark on a standalone master and 2 one-core workers started here whose hosts
+share nothing with the driver but loopback (tests/spark_cluster.py, as the cluster test does),
+with the engine's storage on an S3-compatible server (scripts/s3_server.sh): what a cluster of
+two machines would do, squeezed onto this one.
 
 Figures only; no assertion. The machine is shared and noisy: compare ratios within one run.
 Current figures: bench/RESULTS.md.
@@ -18,13 +23,18 @@ from __future__ import annotations
 
 import argparse
 import os
+import shlex
 import shutil
+import subprocess
 import sys
 import tempfile
+from collections.abc import Iterator
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(1, str(Path(__file__).resolve().parents[1] / "tests"))
 from proc_tree import watch  # noqa: E402
 from scale_bench import REPO, build_archive, stage_env  # noqa: E402
 
@@ -54,12 +64,40 @@ def run_once(label: str, archive: Path, data: Path, env_extra: dict[str, str], e
     return t
 
 
+@contextmanager
+def _cluster(work: Path, worker_memory: str) -> Iterator[dict[str, str]]:
+    """An S3-compatible server and a standalone cluster whose workers see none of `work`:
+    the Spark settings of `mtabench run` on it."""
+    from spark_cluster import SparkCluster
+
+    script = ["bash", str(REPO / "scripts" / "s3_server.sh")]
+    s3_env = {k: v for k, v in os.environ.items() if not k.startswith(("MTABENCH_S3", "AWS_"))}
+    s3_env["MTABENCH_S3_HOME"] = str(work / "s3")
+    subprocess.run([*script, "start"], env=s3_env, check=True, stdout=subprocess.DEVNULL)
+    try:
+        exports = subprocess.run([*script, "env"], env=s3_env, check=True, capture_output=True, text=True)
+        client = dict(shlex.split(line)[1].split("=", 1) for line in exports.stdout.splitlines())
+        bucket = f"bench-{os.getpid()}"
+        (work / "s3" / "data" / bucket).mkdir(parents=True, exist_ok=True)  # s3s-fs: a bucket is a folder
+        with SparkCluster(workers=2, memory=worker_memory, hide=[work], env=client) as cluster:
+            print(f"cluster up in {cluster.start_seconds:.1f} s at {cluster.master_url}", flush=True)
+            yield {
+                **client,
+                "MTABENCH_SPARK_MASTER": cluster.master_url,
+                "MTABENCH_SPARK_STORAGE": f"s3a://{bucket}/mtabench",
+            }
+    finally:
+        subprocess.run([*script, "stop"], env=s3_env, stdout=subprocess.DEVNULL)
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--copies", type=int, default=8)
     ap.add_argument("--keep", type=Path, help="work folder to keep (default: a temp folder, removed)")
     ap.add_argument("--spark-threads", type=int, nargs="+", default=[4])
     ap.add_argument("--master", default=os.environ.get("MTABENCH_SPARK_MASTER", "local[2]"))
+    ap.add_argument("--cluster", action="store_true", help="a 2-worker cluster with S3 storage, started here")
+    ap.add_argument("--worker-memory", default="2g", help="each cluster worker's memory (--cluster)")
     ap.add_argument("--repeat", type=int, default=1)
     args = ap.parse_args(argv)
     work = args.keep or Path(tempfile.mkdtemp(prefix="engine-bench-"))
@@ -67,14 +105,19 @@ def main(argv: list[str] | None = None) -> int:
     archive = work / "archive"
     if not archive.exists():
         print(f"archive: samples x {args.copies}: {build_archive(archive, args.copies)} runs", flush=True)
-    print(f"load average {os.getloadavg()[0]:.1f}; Spark master {args.master}", flush=True)
-    results: list[Timed] = []
-    for i in range(args.repeat):
-        results.append(run_once(f"duckdb #{i + 1}", archive, work / f"duckdb-{i}", {}, "duckdb"))
-        for threads in args.spark_threads:
-            extra = {"MTABENCH_SPARK_MASTER": args.master, "MTABENCH_SPARK_DBT_THREADS": str(threads)}
-            label = f"spark dbt threads={threads} #{i + 1}"
-            results.append(run_once(label, archive, work / f"spark-{threads}-{i}", extra, "spark"))
+    with ExitStack() as stack:
+        spark_env = {"MTABENCH_SPARK_MASTER": args.master}
+        if args.cluster:
+            spark_env = stack.enter_context(_cluster(work, args.worker_memory))
+        where = "a 2-worker cluster, S3 storage" if args.cluster else args.master
+        print(f"load average {os.getloadavg()[0]:.1f}; Spark on {where}", flush=True)
+        results: list[Timed] = []
+        for i in range(args.repeat):
+            results.append(run_once(f"duckdb #{i + 1}", archive, work / f"duckdb-{i}", {}, "duckdb"))
+            for threads in args.spark_threads:
+                extra = {**spark_env, "MTABENCH_SPARK_DBT_THREADS": str(threads)}
+                label = f"spark dbt threads={threads} #{i + 1}"
+                results.append(run_once(label, archive, work / f"spark-{threads}-{i}", extra, "spark"))
     duck = min((r.wall_s for r in results if r.label.startswith("duckdb")), default=0)
     for r in results:
         if r.label.startswith("spark") and duck:

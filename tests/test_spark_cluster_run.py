@@ -39,8 +39,10 @@ def _env(data: Path, **extra: str) -> dict[str, str]:
 @pytest.fixture(scope="module")
 def archive(tmp_path_factory) -> Path:
     root = tmp_path_factory.mktemp("cluster-archive") / "archive"
-    for run in RUNS:
-        shutil.copytree(SAMPLES / "runs" / run, root / run)
+    for i, run in enumerate(RUNS):
+        # one run a folder deeper: its run key holds a "/", which a partition folder's name
+        # holds as "%2F" in the bucket
+        shutil.copytree(SAMPLES / "runs" / run, root / ("lab" if i == 0 else "") / run)
     return root
 
 

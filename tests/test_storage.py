@@ -109,6 +109,29 @@ def test_s3_and_s3a_are_one_name():
     assert a.child("t", "run_key=1").uri == "s3a://bucket/land/x/t/run_key=1"
 
 
+def test_a_uri_names_its_store_again_whatever_the_key_holds():
+    """Spark names a partition folder run_key=copy-1%2Frun: the "%2F" is three characters of
+    the key, as Hadoop's Path takes it, not a "/" to decode."""
+    for uri in ("s3a://b/landing/run_key=copy-1%2Frun/input", "/tmp/landing/run_key=copy-1%2Frun"):
+        store = Store.from_uri(uri)
+        assert store.uri == uri and "%2F" in store.name + store.parent.name
+        assert Store.from_uri(store.uri) == store and store.parent.child(store.name) == store
+    for bad in ("s3a:bucket/key", "s3a:///key"):
+        with pytest.raises(ValueError, match="names a bucket"):
+            Store.from_uri(bad)
+
+
+def test_a_key_with_a_percent_is_one_object(s3_env):
+    bucket = s3_env.new_bucket()
+    folder = Store.from_uri(f"s3a://{bucket}/landing").child("run_key=copy-1%2Frun")
+    with folder.open_output("input") as f:
+        f.write(b"one object")
+    staged = Store.from_uri(folder.child("input").uri)
+    with staged.parent.open_input(staged.name) as f:
+        assert f.read() == b"one object"
+    assert s3_env.objects(f"{bucket}/landing") == {"run_key=copy-1%2Frun/input": b"one object"}
+
+
 def test_parent_and_name():
     s3 = Store.from_uri("s3a://bucket/land/x")
     assert (s3.parent.uri, s3.name) == ("s3a://bucket/land", "x")

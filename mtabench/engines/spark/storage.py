@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path, PurePosixPath
 from typing import IO
-from urllib.parse import unquote, urlsplit
+from urllib.parse import urlsplit
 
 import pyarrow as pa
 import pyarrow.dataset as ds
@@ -115,16 +115,22 @@ class Store:
             raise ValueError(f"{text!r} is a URI turned into a path; pass the URI as a str")
         if scheme == "":
             return cls("local", os.path.abspath(text))
-        parts = urlsplit(text)
+        # The rest is taken literally, as Hadoop's Path takes it: no %-decoding, no query or
+        # fragment. A partition folder's name holds "%2F" (run_key=copy-1%2Frun), and
+        # from_uri(store.uri) must be that store again.
+        rest = text[m.end() :]
+        netloc, _, path = rest.removeprefix("//").partition("/")
+        if not rest.startswith("//"):
+            netloc, path = "", rest
         if scheme == "file":
-            if parts.netloc not in ("", "localhost"):
+            if netloc not in ("", "localhost"):
                 raise ValueError(f"{text!r}: file:// URIs name this machine (file:///path)")
-            return cls("local", os.path.abspath(unquote(parts.path) or "/"))
+            return cls("local", os.path.abspath("/" + path.lstrip("/")))
         if scheme in S3_SCHEMES:
-            if not parts.netloc:
+            if not netloc:
                 raise ValueError(f"{text!r}: an S3 URI names a bucket (s3a://bucket/key)")
-            key = unquote(parts.path).strip("/")
-            return cls("s3", f"{parts.netloc}/{key}" if key else parts.netloc)
+            key = path.strip("/")
+            return cls("s3", f"{netloc}/{key}" if key else netloc)
         raise ValueError(
             f"{text!r}: unsupported scheme {scheme!r}; a store is {SUPPORTED} "
             "(a local name with a colon: write it as ./name)"
