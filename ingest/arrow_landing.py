@@ -231,13 +231,11 @@ def forget(con, file_id: int, tables: dict[str, str]) -> None:
             rebuild_view(con, table, ddl)
 
 
-def prefetch(blocks: Iterable, depth: int = 1, handoff: bool = False) -> Iterator:
+def prefetch(blocks: Iterable, depth: int = 1) -> Iterator:
     """Iterate `blocks` in a thread, up to `depth` items ahead: the parser (Rust, GIL
     released) works on block N+1 while the caller writes block N (pyarrow's Parquet
     writer releases the GIL too). Errors of the producer are raised in the caller; when
-    the caller stops early the producer stops at its next item. `handoff`: the next item
-    is made only once the caller took the last one (one item ahead, none waiting to be
-    queued: a block fewer in memory per stage of a pipeline of them)."""
+    the caller stops early the producer stops at its next item."""
     q: queue.Queue = queue.Queue(maxsize=depth)
     stop = threading.Event()
     done = object()
@@ -254,11 +252,6 @@ def prefetch(blocks: Iterable, depth: int = 1, handoff: bool = False) -> Iterato
                         continue
                 if stop.is_set():
                     break
-                del item  # the caller's now: not held while the next one is made
-                if handoff:
-                    with q.all_tasks_done:
-                        while q.unfinished_tasks and not stop.is_set():
-                            q.all_tasks_done.wait(0.1)
             else:
                 q.put((done, None))
         except BaseException as exc:  # handed to the caller
@@ -273,13 +266,11 @@ def prefetch(blocks: Iterable, depth: int = 1, handoff: bool = False) -> Iterato
     try:
         while True:
             item, exc = q.get()
-            q.task_done()
             if exc is not None:
                 raise exc
             if item is done:
                 return
             yield item
-            del item  # not held while the next one is awaited
     finally:
         stop.set()
         while t.is_alive():  # unblock a producer waiting on a full queue
@@ -367,39 +358,29 @@ def _split_arrow_block(con, file_id: int, batches: list[pa.RecordBatch], names: 
 
 
 def land(
-    con,
-    file_id: int,
-    table: str,
-    ddl: str,
-    blocks: Iterable[list[pa.RecordBatch]],
-    view: bool = True,
-    writers: int = WRITERS,
-    handoff: bool = False,
+    con, file_id: int, table: str, ddl: str, blocks: Iterable[list[pa.RecordBatch]], view: bool = True
 ) -> LineCounts:
     """Write a file's batches: rows to Parquet, noise and quarantine to their tables.
 
     Each block becomes one Parquet part (`<table>/file_id=<id>/<tag>-<seq>.parquet`), written
-    by `writers` threads while the parser works on the next block; the view lists a file's
+    by WRITERS threads while the parser works on the next block; the view lists a file's
     parts in `seq` order, so rows keep the file's line order. The ledger rows naming the
     parts are inserted only after every part is complete.
 
     `view=False` leaves the view as it was: the caller lands many files and calls
     `rebuild_view` once at the end. Binding the view reads the footer of every part
     (when it is a union by name), so a rebuild per file made each file's landing grow with the
-    archive.
-
-    `writers`: parts written at once (each holds its block in memory until written);
-    `handoff`: as prefetch's."""
+    archive."""
     d, stem = store_dir(con), uuid.uuid4().hex[:12]
     part_path(d, table, file_id, stem).parent.mkdir(parents=True, exist_ok=True)
     names = [n for n, _ in _columns(ddl)]
     parts: list[tuple[Path, Path]] = []
     pending: deque[Future] = deque()
-    pool = ThreadPoolExecutor(max_workers=writers, thread_name_prefix="parquet-part")
+    pool = ThreadPoolExecutor(max_workers=WRITERS, thread_name_prefix="parquet-part")
     total = noise = quarantined = 0
     unknown: list[int] = []  # line numbers of known programs' lines filed as `other`
     try:
-        for seq, item in enumerate(prefetch(blocks, handoff=handoff)):
+        for seq, item in enumerate(prefetch(blocks)):
             final = part_path(d, table, file_id, f"{stem}-{seq:06d}.parquet")
             tmp = final.with_name("." + final.name + ".tmp")
             if hasattr(item, "write"):  # a compiled parser's block: it writes its own part
@@ -418,7 +399,7 @@ def land(
             parts.append((tmp, final))
             pending.append(pool.submit(*job))
             del item, job
-            while len(pending) >= writers:  # bounded: memory stays flat
+            while len(pending) >= WRITERS:  # bounded: memory stays flat
                 pending.popleft().result()
         while pending:
             pending.popleft().result()

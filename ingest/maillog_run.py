@@ -108,39 +108,22 @@ class FileFailed(Exception):
 
 
 def land_run(
-    con,
-    files: list[tuple[int, FileSource]],
-    ctx: ParseContext,
-    threads: int = 0,
-    digests: dict[int, str] | None = None,
+    con, files: list[tuple[int, FileSource]], ctx: ParseContext, threads: int = 0
 ) -> Iterator[tuple[int, LineCounts]]:
     """Land the run's maillog files as one stream (inside the caller's transaction): yields
     (file_id, line counts) per file, in stream order. The views are left to the caller's
-    `refresh_views`. With `digests`, the SHA-256 of each file the crate read itself is taken
-    in the parse's read and put there by file id (a file read once, not twice)."""
+    `refresh_views`."""
     d, stem = arrow_landing.store_dir(con), uuid.uuid4().hex[:12]
     messages = mtabench_maillog.Messages()
     seq = 0
     ordered = stream_order(files, ctx)
     for i, (fid, src) in enumerate(ordered):
         try:
-            counts = _land_file(
-                con, d, stem, seq, fid, src, ctx, threads, messages, i == len(ordered) - 1, digests
-            )
+            counts = _land_file(con, d, stem, seq, fid, src, ctx, threads, messages, i == len(ordered) - 1)
         except Exception as exc:
             raise FileFailed(fid) from exc
         seq = counts[1]
         yield fid, counts[0]
-
-
-def _assembled(blocks) -> Iterator:
-    """Each block counted and its messages assembled (`Block.assemble`, in line order), while
-    the next one is read and parsed in the thread of `blocks` (arrow_landing.prefetch): the
-    parse and the assembly run on both cores."""
-    for block in blocks:
-        block.assemble()
-        yield block
-        del block  # not held while the next one is awaited (memory stays flat)
 
 
 def _land_file(
@@ -154,7 +137,6 @@ def _land_file(
     threads: int,
     messages,
     last: bool,
-    digests: dict[int, str] | None = None,
 ) -> tuple[LineCounts, int]:
     """One file of the stream: its lines, the messages completed meanwhile (all the open
     ones after the `last` file) and its counts per minute. Returns (line counts, next part
@@ -164,11 +146,10 @@ def _land_file(
     written: list[tuple[Path, int]] = []
 
     def flushed(blocks, fid=fid, written=written):
-        # runs in the assembly thread (arrow_landing.land's prefetch): parts are files, registered below
+        # runs in the parse thread (arrow_landing.prefetch): parts are files, registered below
         nonlocal seq
         for block in blocks:
             yield block
-            del block  # not held while the next one is awaited
             if messages.emitted >= FLUSH_MESSAGES:
                 tmp, final = _part(d, MESSAGES, fid, stem, seq)
                 seq += 1
@@ -176,14 +157,8 @@ def _land_file(
                 os.replace(tmp, final)
                 written.append((final, n))
 
-    parser.defer_assembly()
-    parsed = maillog.parser_blocks(parser, src, digest=digests is not None)
-    blocks = flushed(_assembled(arrow_landing.prefetch(parsed, handoff=True)))
-    # one writer and blocks handed over, not queued ahead: the parse, the assembly and the
-    # writer keep both cores busy, and memory stays flat (a block each)
-    counts = arrow_landing.land(con, fid, "maillog", LINES_DDL, blocks, view=False, writers=1, handoff=True)
-    if digests is not None and (sha := parser.take_digest()) is not None:
-        digests[fid] = sha
+    blocks = flushed(maillog.parser_blocks(parser, src))
+    counts = arrow_landing.land(con, fid, "maillog", LINES_DDL, blocks, view=False)
     tmp, final = _part(d, MESSAGES, fid, stem, seq)
     seq += 1
     n = messages.finish_write(str(tmp)) if last else messages.write(str(tmp))

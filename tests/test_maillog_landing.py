@@ -357,33 +357,3 @@ def test_a_landing_from_before_the_partition_folders_is_moved_into_them(tmp_path
         view = con.execute("select sql from duckdb_views() where view_name = 'maillog'").fetchone()[0]
         assert "hive_partitioning" in view
         assert con.execute("select * from raw.maillog order by file_id, line_no").fetchall() == rows
-
-
-def test_each_maillogs_recorded_hash_is_its_files_sha256(tmp_path, monkeypatch):
-    """A plain maillog is hashed in the parse's own read of it (in many blocks here, a line
-    carried across each), a gzip one beside it; raw.files holds what `sha256sum` says of
-    each file's bytes."""
-    import gzip
-    import subprocess
-
-    from ingest.loader import ingest_archive
-    from ingest.parsers import maillog
-
-    monkeypatch.setattr(maillog, "BLOCK", 100)  # ~1 line a read: the hash spans ~1,000 reads
-    run = tmp_path / "archive" / "run-1"
-    run.mkdir(parents=True)
-    lines = [
-        f"Nov 21 22:{i // 60:02d}:{i % 60:02d} mx1 postfix/qmgr[2]: ABC{i:06d}: removed" for i in range(1000)
-    ]
-    (run / "maillog").write_text("\n".join(lines[500:]))  # no newline after the last line
-    (run / "maillog.1.gz").write_bytes(gzip.compress(("\n".join(lines[:500]) + "\n").encode()))
-    db = tmp_path / "data" / "l.duckdb"
-    ingest_archive(tmp_path / "archive", db, tmp_path / "work")
-    out = subprocess.run(
-        ["sha256sum", "maillog", "maillog.1.gz"], cwd=run, capture_output=True, text=True, check=True
-    ).stdout
-    want = {name: digest for digest, name in (ln.split() for ln in out.splitlines())}
-    with duckdb.connect(str(db), read_only=True) as con:
-        got = dict(con.execute("select path, sha256 from raw.files where format = 'maillog'").fetchall())
-        assert con.execute("select count(*) from raw.maillog").fetchone() == (1000,)
-    assert got == {f"run-1/{name}": digest for name, digest in want.items()}

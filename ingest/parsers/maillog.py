@@ -169,35 +169,19 @@ def new_parser(src, ctx: ParseContext, threads: int = 0, messages=None):
     return mtabench_maillog.Parser(year, int(ctx.utc_offset_minutes), _ref_month(ctx), threads, messages)
 
 
-def parser_blocks(p, src, digest: bool = False) -> Iterator:
+def parser_blocks(p, src) -> Iterator:
     """The file's parsed blocks (`mtabench_maillog.Block`, each writes its own Parquet part)
-    from parser `p`: a plain file read by the crate itself, gzip and UTF-16 through Python.
-    `digest`: a plain file's SHA-256 is taken in the same read (`p.take_digest()` after the
-    last block; None for a file read through Python)."""
+    from parser `p`: a plain file read by the crate itself, gzip and UTF-16 through Python."""
     path = Path(src.path)
     with path.open("rb") as fh:
         head = fh.read(65536)
         if src.rel_path.endswith(".gz") and head[:2] != GZIP_MAGIC:
             raise BadInput("named .gz but is not gzip data")
-        if not _plain(head):
+        if head[:2] == GZIP_MAGIC or content_kind(head).startswith("utf-16"):
             fh.seek(0)
             yield from _fed(p, utf8_blocks(fh))
             return
-    yield from _read_plain(p, path, digest)
-
-
-def _plain(head: bytes) -> bool:
-    """Whether a file starting with `head` is read by the crate itself (not gzip, not UTF-16)."""
-    return head[:2] != GZIP_MAGIC and not content_kind(head).startswith("utf-16")
-
-
-def read_by_crate(path: Path) -> bool:
-    """Whether parser_blocks has the crate read the file (and so can hash it in that read)."""
-    try:
-        with Path(path).open("rb") as fh:
-            return _plain(fh.read(65536))
-    except OSError:
-        return False
+    yield from _read_plain(p, path)
 
 
 def read_file_blocks(path: Path, year: int, ctx: ParseContext, threads: int = 0) -> Iterator:
@@ -207,10 +191,8 @@ def read_file_blocks(path: Path, year: int, ctx: ParseContext, threads: int = 0)
     yield from _read_plain(p, path)
 
 
-def _read_plain(p, path: Path, digest: bool = False) -> Iterator:
+def _read_plain(p, path: Path) -> Iterator:
     with Path(path).open("rb", buffering=0) as raw:
-        if digest:  # from the file's first byte to its last: the whole file's hash
-            p.start_digest()
         more = True
         while more:
             more, out = p.read_block(raw.fileno(), BLOCK)

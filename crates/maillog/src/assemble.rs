@@ -45,9 +45,6 @@ pub const MINUTE_COLUMNS: &[&str] = &["lines", "received", "delivered", "deferre
 
 const MINUTE_US: i64 = 60_000_000;
 
-/// Emitted messages' boxes kept for reuse (a bound: memory stays flat).
-const SPARE: usize = 4096;
-
 /// A string value of an open message: its bytes in the message's `buf` (one allocation per
 /// message instead of one per value).
 type Span = Option<(u32, u32)>;
@@ -203,7 +200,7 @@ impl Batch {
         Batch { len: 0, cols: MESSAGE_COLUMNS.iter().map(|&(_, t)| ColB::new(t)).collect() }
     }
 
-    fn push(&mut self, qid: &[u8], m: &Open) {
+    fn push(&mut self, qid: &[u8], m: Box<Open>) {
         let c = &mut self.cols;
         c[M::first_file_id as usize].int(Some(m.file_id));
         c[M::first_line_no as usize].int(Some(m.first_line));
@@ -278,7 +275,6 @@ impl Batch {
 pub struct Assembler {
     horizon: i64,
     open: HashMap<Vec<u8>, Box<Open>>, // boxed: a probe touches only keys and pointers
-    spare: Vec<Box<Open>>,             // emitted messages' boxes and buffers, reused
     out: Batch,
     file_id: i64,
     base: i64,       // stream lines of the files before the current one
@@ -292,7 +288,6 @@ impl Assembler {
         Assembler {
             horizon: horizon_us.max(1),
             open: HashMap::new(),
-            spare: Vec::new(),
             out: Batch::new(),
             file_id: 0,
             base: 0,
@@ -327,18 +322,9 @@ impl Assembler {
         let mut rest: Vec<(Vec<u8>, Box<Open>)> = self.open.drain().collect();
         rest.sort_unstable_by_key(|(_, m)| m.stream_line);
         for (q, m) in rest {
-            self.emit(&q, m);
+            self.out.push(&q, m);
         }
         self.take()
-    }
-
-    /// A complete message to the batch; its box and buffer kept for a next message (an
-    /// allocation fewer each).
-    fn emit(&mut self, qid: &[u8], m: Box<Open>) {
-        self.out.push(qid, &m);
-        if self.spare.len() < SPARE && m.buf.capacity() <= 4096 {
-            self.spare.push(m);
-        }
     }
 
     /// Emit the messages no line of which came within the horizon.
@@ -349,7 +335,7 @@ impl Assembler {
             stale.into_iter().filter_map(|q| self.open.remove(&q).map(|m| (q, m))).collect();
         gone.sort_unstable_by_key(|(_, m)| m.stream_line);
         for (q, m) in gone {
-            self.emit(&q, m);
+            self.out.push(&q, m);
         }
         self.next_sweep = self.now.saturating_add(self.horizon / 4);
     }
@@ -396,13 +382,8 @@ impl Assembler {
             let counted = cur_counts.at(counts, r).map(|i| t.resolve(input, counts.refs[i]));
             let stream_line = self.base + ln;
             let file_id = self.file_id;
-            let spare = &mut self.spare;
             let m = self.open.entry_ref(q).or_insert_with(|| {
-                let mut m = spare.pop().unwrap_or_default();
-                let mut buf = std::mem::take(&mut m.buf);
-                buf.clear();
-                *m = Open { file_id, first_line: ln, stream_line, buf, ..Default::default() };
-                m
+                Box::new(Open { file_id, first_line: ln, stream_line, ..Default::default() })
             });
             if let Some(x) = logged {
                 m.last_ts = m.last_ts.max(x);
@@ -459,7 +440,7 @@ impl Assembler {
             }
             if k == Some(b"removed") {
                 if let Some((q, m)) = self.open.remove_entry(q) {
-                    self.emit(&q, m);
+                    self.out.push(&q, m);
                 }
             }
         }

@@ -415,50 +415,8 @@ struct Parser {
     carry: Vec<u8>,
     next_line: i64,
     threads: usize,
-    tally: Arc<Tally>,
+    minutes: assemble::Minutes,
     messages: Option<Py<Messages>>,
-    /// blocks are counted and assembled by `Block.assemble`, not as they are parsed
-    deferred: bool,
-}
-
-/// What a file's blocks are counted into, in line order: its counts per minute and, from
-/// `start_digest` on, the SHA-256 of the bytes parsed (a plain file read by `read_block`:
-/// the file's content hash, taken in the parse's one read of the file).
-#[derive(Default)]
-struct Tally {
-    minutes: std::sync::Mutex<assemble::Minutes>,
-    digest: std::sync::Mutex<Option<sha2::Sha256>>,
-}
-
-impl Tally {
-    fn minutes(&self) -> std::sync::MutexGuard<'_, assemble::Minutes> {
-        self.minutes.lock().unwrap_or_else(|e| e.into_inner())
-    }
-
-    /// Count a block's chunks (in line order) and assemble them into `messages`; the hash
-    /// is taken in a thread of its own meanwhile (the two take about as long).
-    fn feed(&self, chunks: &[Chunk], messages: Option<&Messages>) {
-        let mut digest = self.digest.lock().unwrap_or_else(|e| e.into_inner());
-        std::thread::scope(|s| {
-            if let Some(h) = digest.as_mut() {
-                s.spawn(move || {
-                    for c in chunks {
-                        sha2::Digest::update(h, c.input());
-                    }
-                });
-            }
-            let mut minutes = self.minutes();
-            for c in chunks {
-                minutes.feed(c);
-            }
-            if let Some(m) = messages {
-                let mut a = m.lock();
-                for c in chunks {
-                    a.feed(c);
-                }
-            }
-        });
-    }
 }
 
 #[pymethods]
@@ -474,48 +432,21 @@ impl Parser {
             carry: Vec::new(),
             next_line: 1,
             threads,
-            tally: Arc::new(Tally::default()),
+            minutes: assemble::Minutes::default(),
             messages,
-            deferred: false,
         }
-    }
-
-    /// Hash the bytes parsed from now on, in line order (call it before the file's first
-    /// block; a plain file read by `read_block`: its content hash).
-    fn start_digest(&self) {
-        use sha2::Digest;
-        *self.tally.digest.lock().unwrap_or_else(|e| e.into_inner()) = Some(sha2::Sha256::new());
-    }
-
-    /// The SHA-256 (hex) of the bytes parsed since `start_digest`, taken out (None: not
-    /// started). Call it after the last block was counted.
-    fn take_digest(&self) -> Option<String> {
-        use sha2::Digest;
-        use std::fmt::Write;
-        let d = self.tally.digest.lock().unwrap_or_else(|e| e.into_inner()).take()?.finalize();
-        Some(d.iter().fold(String::with_capacity(64), |mut s, b| {
-            let _ = write!(s, "{b:02x}");
-            s
-        }))
-    }
-
-    /// From now on each block is counted (minutes, digest) and assembled (messages) by its
-    /// `Block.assemble()`, which the caller calls once per block in line order, in a thread
-    /// of its own: the next block is read and parsed meanwhile.
-    fn defer_assembly(&mut self) {
-        self.deferred = true;
     }
 
     /// Write the file's counts per minute as Parquet at `path`; returns the rows.
     fn write_minutes(&self, py: Python<'_>, path: &str, file_id: i64) -> PyResult<usize> {
-        let t = &self.tally;
-        py.detach(|| t.minutes().write(path, file_id)).map_err(|e| pyo3::exceptions::PyOSError::new_err(e.to_string()))
+        let m = &self.minutes;
+        py.detach(|| m.write(path, file_id)).map_err(|e| pyo3::exceptions::PyOSError::new_err(e.to_string()))
     }
 
     /// The file's counts per minute so far: [(minute start as epoch µs, lines, received,
     /// delivered, deferred, bounced, rejected)] in minute order.
     fn minutes(&self) -> Vec<(i64, i64, i64, i64, i64, i64, i64)> {
-        self.tally.minutes().rows().into_iter().map(|(m, c)| (m, c[0], c[1], c[2], c[3], c[4], c[5])).collect()
+        self.minutes.rows().into_iter().map(|(m, c)| (m, c[0], c[1], c[2], c[3], c[4], c[5])).collect()
     }
 
     fn feed<'py>(&mut self, py: Python<'py>, block: &[u8]) -> PyResult<Bound<'py, PyList>> {
@@ -541,7 +472,7 @@ impl Parser {
     /// Parquet part (None when the block completed no line).
     fn feed_block(&mut self, py: Python<'_>, block: &[u8]) -> Option<Block> {
         let data = self.take_lines(block)?;
-        Some(self.block(py, data))
+        Some(Block { chunks: self.run(py, data) })
     }
 
     /// Read up to `size` bytes of the file open as `fd` (unbuffered, at its position) and
@@ -569,7 +500,7 @@ impl Parser {
         };
         self.carry.extend_from_slice(&v[last + 1..]);
         v.truncate(last + 1);
-        Ok((more, Some(self.block(py, v))))
+        Ok((more, Some(Block { chunks: self.run(py, v) })))
     }
 
     fn finish_block(&mut self, py: Python<'_>) -> Option<Block> {
@@ -577,7 +508,7 @@ impl Parser {
             return None;
         }
         let data = std::mem::take(&mut self.carry);
-        Some(self.block(py, data))
+        Some(Block { chunks: self.run(py, data) })
     }
 
     #[getter]
@@ -603,26 +534,24 @@ impl Parser {
 
     fn run(&mut self, py: Python<'_>, data: Vec<u8>) -> Vec<Chunk> {
         let (ctx, years, tie, first, threads) = (&self.ctx, &mut self.years, &mut self.tie, self.next_line, self.threads);
-        let (tally, messages, deferred) = (&self.tally, self.messages.as_ref(), self.deferred);
+        let (minutes, messages) = (&mut self.minutes, self.messages.as_ref());
         let data = Arc::new(data);
         let chunks = py.detach(|| {
             let chunks = parse_block_tied(data, ctx, years, tie, first, threads);
-            if !deferred {
-                // counted and assembled in line order, after the parallel parse
-                tally.feed(&chunks, messages.map(|m| m.get()));
+            // counted and assembled in line order, after the parallel parse
+            for c in &chunks {
+                minutes.feed(c);
+            }
+            if let Some(m) = messages {
+                let mut a = m.get().lock();
+                for c in &chunks {
+                    a.feed(c);
+                }
             }
             chunks
         });
         self.next_line += chunks.iter().map(|c| c.table.len as i64).sum::<i64>();
         chunks
-    }
-
-    /// The parsed lines as a `Block`; with `defer_assembly`, one that counts and assembles
-    /// itself when asked.
-    fn block(&mut self, py: Python<'_>, data: Vec<u8>) -> Block {
-        let chunks = self.run(py, data);
-        let tally = self.deferred.then(|| (self.tally.clone(), self.messages.as_ref().map(|m| m.clone_ref(py))));
-        Block { chunks, tally, assembled: std::sync::atomic::AtomicBool::new(false) }
     }
 }
 
@@ -630,9 +559,6 @@ impl Parser {
 #[pyclass(module = "mtabench_maillog", frozen)]
 struct Block {
     chunks: Vec<Chunk>,
-    /// with `Parser.defer_assembly`: where `assemble` counts the lines and assembles messages
-    tally: Option<(Arc<Tally>, Option<Py<Messages>>)>,
-    assembled: std::sync::atomic::AtomicBool,
 }
 
 #[pymethods]
@@ -681,18 +607,6 @@ impl Block {
             out.extend(c.unknown.iter().map(|&r| line_no.fixed(r as usize)));
         }
         out
-    }
-
-    /// Count the block's lines (minutes, digest) and assemble its messages (GIL released),
-    /// once: blocks of a parser with `defer_assembly`, called in line order (a block of a
-    /// parser without it was counted as it was parsed: nothing to do).
-    fn assemble(&self, py: Python<'_>) {
-        let Some((tally, messages)) = &self.tally else { return };
-        if self.assembled.swap(true, std::sync::atomic::Ordering::SeqCst) {
-            return;
-        }
-        let messages = messages.as_ref().map(|m| m.get());
-        py.detach(|| tally.feed(&self.chunks, messages));
     }
 
     /// Write the rows as a Parquet file at `path` (GIL released); returns the rows written.
