@@ -23,13 +23,11 @@ from __future__ import annotations
 
 import argparse
 import os
-import shlex
 import shutil
-import subprocess
 import sys
 import tempfile
 from collections.abc import Iterator
-from contextlib import ExitStack, contextmanager
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -68,26 +66,18 @@ def run_once(label: str, archive: Path, data: Path, env_extra: dict[str, str], e
 def _cluster(work: Path, worker_memory: str) -> Iterator[dict[str, str]]:
     """An S3-compatible server and a standalone cluster whose workers see none of `work`:
     the Spark settings of `mtabench run` on it."""
+    from s3_server import running_server
     from spark_cluster import SparkCluster
 
-    script = ["bash", str(REPO / "scripts" / "s3_server.sh")]
-    s3_env = {k: v for k, v in os.environ.items() if not k.startswith(("MTABENCH_S3", "AWS_"))}
-    s3_env["MTABENCH_S3_HOME"] = str(work / "s3")
-    subprocess.run([*script, "start"], env=s3_env, check=True, stdout=subprocess.DEVNULL)
-    try:
-        exports = subprocess.run([*script, "env"], env=s3_env, check=True, capture_output=True, text=True)
-        client = dict(shlex.split(line)[1].split("=", 1) for line in exports.stdout.splitlines())
-        bucket = f"bench-{os.getpid()}"
-        (work / "s3" / "data" / bucket).mkdir(parents=True, exist_ok=True)  # s3s-fs: a bucket is a folder
-        with SparkCluster(workers=2, memory=worker_memory, hide=[work], env=client) as cluster:
+    with running_server(work / "s3") as server:
+        bucket = server.new_bucket()
+        with SparkCluster(workers=2, memory=worker_memory, hide=[work], env=server.env) as cluster:
             print(f"cluster up in {cluster.start_seconds:.1f} s at {cluster.master_url}", flush=True)
             yield {
-                **client,
+                **server.env,
                 "MTABENCH_SPARK_MASTER": cluster.master_url,
                 "MTABENCH_SPARK_STORAGE": f"s3a://{bucket}/mtabench",
             }
-    finally:
-        subprocess.run([*script, "stop"], env=s3_env, stdout=subprocess.DEVNULL)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -105,10 +95,8 @@ def main(argv: list[str] | None = None) -> int:
     archive = work / "archive"
     if not archive.exists():
         print(f"archive: samples x {args.copies}: {build_archive(archive, args.copies)} runs", flush=True)
-    with ExitStack() as stack:
-        spark_env = {"MTABENCH_SPARK_MASTER": args.master}
-        if args.cluster:
-            spark_env = stack.enter_context(_cluster(work, args.worker_memory))
+    local = nullcontext({"MTABENCH_SPARK_MASTER": args.master})
+    with _cluster(work, args.worker_memory) if args.cluster else local as spark_env:
         where = "a 2-worker cluster, S3 storage" if args.cluster else args.master
         print(f"load average {os.getloadavg()[0]:.1f}; Spark on {where}", flush=True)
         results: list[Timed] = []

@@ -62,12 +62,6 @@ def _rss_bytes(pid: int) -> int:
         return 0
 
 
-def tree_rss_bytes(root: int) -> int:
-    """Resident bytes of a process and all its descendants now."""
-    parent, _ = _tree()
-    return sum(_rss_bytes(pid) for pid in _descendants(root, parent))
-
-
 def watch(argv: list[str], env: dict[str, str], log: Path, cwd: Path | None = None) -> Watched:
     """Run `argv` (output to `log`) and watch its tree every SAMPLE_S until it exits."""
     peak, done = 0, threading.Event()

@@ -1,7 +1,8 @@
 """One real S3-compatible server for the test session: s3s-fs on 127.0.0.1, built and started by
 scripts/s3_server.sh (install is skipped when the binary is cached; a failed install fails the
 test with the script's output). Fresh data folder and generated credentials in a temp dir;
-stopped at the end of the session. conftest.py registers the `s3_server` fixture; `s3_env`
+stopped at the end of the session (`running_server`: the same for a server of its own, as
+bench/engine_bench.py --cluster starts). conftest.py registers the `s3_server` fixture; `s3_env`
 points this process's S3 settings (what Store reads) at it.
 
 `S3Server.fs()` and `S3Server.backing_file()` are the tests' independent view of the bucket:
@@ -13,6 +14,8 @@ from __future__ import annotations
 import os
 import subprocess
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pyarrow.fs as pafs
@@ -83,20 +86,34 @@ class S3Server:
         return self.data / bucket_and_key
 
 
-@pytest.fixture(scope="session")
-def s3_server(tmp_path_factory):
-    home = tmp_path_factory.mktemp("s3")
+def script_env(home: Path, **extra: str) -> dict[str, str]:
+    """The environment of scripts/s3_server.sh for a server kept in `home`: none of this
+    process's S3 settings, `extra` added (a user's AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY)."""
     env = {k: v for k, v in os.environ.items() if not k.startswith(("MTABENCH_S3", "AWS_"))}
-    env["MTABENCH_S3_HOME"] = str(home)
+    return {**env, "MTABENCH_S3_HOME": str(home), **extra}
+
+
+@contextmanager
+def running_server(home: Path, key: str | None = None, secret: str | None = None) -> Iterator[S3Server]:
+    """s3s-fs serving `home`/data until the block ends: with credentials generated into
+    `home`, or with the given key and secret (as a user's AWS_* variables give them)."""
+    env = script_env(home, **({"AWS_ACCESS_KEY_ID": key, "AWS_SECRET_ACCESS_KEY": secret} if key else {}))
     _script("install", env, timeout=1800)
     t0 = time.monotonic()
     try:
         endpoint = _script("start", env, timeout=60).strip()
         print(f"\ns3s-fs up at {endpoint} in {time.monotonic() - t0:.2f} s")
-        key, secret = (home / "credentials").read_text().split()
+        if key is None:
+            key, secret = (home / "credentials").read_text().split()
         yield S3Server(home, endpoint, key, secret)
     finally:
         subprocess.run(["bash", str(SCRIPT), "stop"], env=env, cwd=REPO, capture_output=True, timeout=60)
+
+
+@pytest.fixture(scope="session")
+def s3_server(tmp_path_factory):
+    with running_server(tmp_path_factory.mktemp("s3")) as server:
+        yield server
 
 
 @pytest.fixture()

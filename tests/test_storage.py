@@ -20,7 +20,7 @@ import duckdb
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
-from s3_server import S3Server
+from s3_server import S3Server, running_server, script_env
 
 from mtabench.engines.spark.storage import MANIFEST, Store, spark_conf
 
@@ -34,8 +34,7 @@ def test_server_script(s3_server):
     """Generated credentials are private; start again is the running server; env is what a
     client needs; install is skipped when the binary is there."""
     assert (s3_server.home / "credentials").stat().st_mode & 0o777 == 0o600
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("MTABENCH_S3", "AWS_"))}
-    env["MTABENCH_S3_HOME"] = str(s3_server.home)
+    env = script_env(s3_server.home)
 
     def run(*args: str) -> subprocess.CompletedProcess:
         cmd = ["bash", str(REPO / "scripts" / "s3_server.sh"), *args]
@@ -53,21 +52,13 @@ def test_keys_that_start_with_a_dash(s3_server, tmp_path):
     """A user's key or secret may start with "-" (a generated url-safe secret can): the server
     still starts with it, and a client signing with it is let in."""
     key, secret = "-Kmtabench", "-Usecret" + "x" * 24
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("MTABENCH_S3", "AWS_"))}
-    env.update(MTABENCH_S3_HOME=str(tmp_path), AWS_ACCESS_KEY_ID=key, AWS_SECRET_ACCESS_KEY=secret)
-    script = ["bash", str(REPO / "scripts" / "s3_server.sh")]
-    start = subprocess.run([*script, "start"], env=env, capture_output=True, text=True, timeout=60)
-    try:
-        assert start.returncode == 0, start.stderr
-        server = S3Server(tmp_path, start.stdout.strip(), key, secret)
+    with running_server(tmp_path, key, secret) as server:
         server.fs().create_dir("dash")
         assert (tmp_path / "data" / "dash").is_dir()
         wrong = S3Server(tmp_path, server.endpoint, key, secret + "y")
         with pytest.raises(OSError):
             wrong.fs().create_dir("refused")
         assert not (tmp_path / "data" / "refused").exists()
-    finally:
-        subprocess.run([*script, "stop"], env=env, capture_output=True, timeout=60)
 
 
 # -- names ------------------------------------------------------------------------------------
