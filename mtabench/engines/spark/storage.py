@@ -119,8 +119,9 @@ class Store:
         # fragment. A partition folder's name holds "%2F" (run_key=copy-1%2Frun), and
         # from_uri(store.uri) must be that store again.
         rest = text[m.end() :]
-        netloc, _, path = rest.removeprefix("//").partition("/")
-        if not rest.startswith("//"):
+        if rest.startswith("//"):
+            netloc, _, path = rest[2:].partition("/")
+        else:
             netloc, path = "", rest
         if scheme == "file":
             if netloc not in ("", "localhost"):
