@@ -156,10 +156,12 @@ def run_child(code: str, *args: str) -> dict:
     return res
 
 
-def bench_args(doc: str) -> argparse.Namespace:
+def bench_args(doc: str, samples: bool = False) -> argparse.Namespace:
     ap = argparse.ArgumentParser(description=doc, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--gb", type=float, default=1.0, help="size of the generated maillog in GB (1e9 bytes)")
     ap.add_argument("--keep", action="store_true", help="keep the temporary directory")
+    if samples:
+        ap.add_argument("--samples", type=int, metavar="N", help="the maillogs of samples/ x N instead")
     return ap.parse_args()
 
 

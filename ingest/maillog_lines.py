@@ -37,6 +37,7 @@ class StagedLines:
     input: Path
     name: str
     ctx: ParseContext
+    bytes: int = 0  # the staged input's size: how Spark's parse packs runs into tasks
 
 
 def _dir(root: Path, run_key: str, file_id: int) -> Path:
@@ -97,6 +98,7 @@ def staged(root: Path) -> list[StagedLines]:
                 side.parent / "input",
                 d.get("name", "input"),
                 ctx,
+                (side.parent / "input").stat().st_size,
             )
         )
     return out

@@ -262,14 +262,15 @@ def parsed_folders(out: Store) -> dict[str, Store]:
 
 
 def parse_staged(spark, staged: list, out: Store | Path, counts: Store | Path, threads: int = 1) -> None:
-    """mapInArrow over the staged files (one task per run): every task writes its files' rows
+    """mapInArrow over the staged files (runs packed into tasks as Spark packs files,
+    task_groups; a run's files one stream): every task writes its runs' rows
     as Parquet parts under `out/run_key=<run>/` itself, and the run's messages and minutes
     beside (parsed_folders); only per-file counts come back, and the noise / quarantine
     counts are written to `counts`. A staged input may be a path or a URI (storage.py)."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    from mtabench.engines.spark.maillog_udf import PARTS_DDL, task_rows, write_parts_udf
+    from mtabench.engines.spark.maillog_udf import PARTS_DDL, task_groups, task_rows, write_parts_udf
 
     out = out if isinstance(out, Store) else Store.from_uri(out)
     counts = counts if isinstance(counts, Store) else Store.from_uri(counts)
@@ -278,8 +279,9 @@ def parse_staged(spark, staged: list, out: Store | Path, counts: Store | Path, t
         d.delete_dir()  # this run's parts only (as mode overwrite did)
         d.mkdir()
     tasks = task_rows(staged)
-    ids = spark.range(len(tasks), numPartitions=max(len(tasks), 1))
-    udf = write_parts_udf({t: d.uri for t, d in folders.items()}, tasks, threads)
+    groups = task_groups(tasks, spark.sparkContext.defaultParallelism)
+    ids = spark.range(len(groups), numPartitions=max(len(groups), 1))
+    udf = write_parts_udf({t: d.uri for t, d in folders.items()}, tasks, groups, threads)
     done = ids.mapInArrow(udf, PARTS_DDL).collect()
     rows = sorted((r["file_id"], r["noise"], r["quarantined"]) for r in done if r["noise"] + r["quarantined"])
     # a few rows: written by the driver, not by another Spark job

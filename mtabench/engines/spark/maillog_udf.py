@@ -1,4 +1,4 @@
-"""The maillog parse as a Spark mapInArrow function: one task per run, whose staged maillog
+"""The maillog parse as a Spark mapInArrow function: each run's staged maillog
 files are parsed as one stream in time order by the very parser and Parquet writer the DuckDB
 landing runs (ingest/maillog_run.py, ingest/parsers/maillog.py over crates/maillog): lines,
 the run's messages and each file's counts per minute."""
@@ -25,9 +25,42 @@ def task_rows(staged: list) -> list[dict]:
     return [{"run_key": k, "files": v} for k, v in sorted(runs.items())]
 
 
+# Spark's own defaults for packing files into read tasks (spark.sql.files.maxPartitionBytes,
+# spark.sql.files.openCostInBytes)
+MAX_TASK_BYTES = 128 << 20
+OPEN_COST_BYTES = 4 << 20
+
+
+def task_groups(tasks: list[dict], parallelism: int) -> list[list[int]]:
+    """The runs of `tasks` packed into Spark tasks (lists of indices into `tasks`) the way Spark
+    packs files into read partitions (FilePartition.maxSplitBytes and getFilePartitions): a
+    split of min(MAX_TASK_BYTES, max(OPEN_COST_BYTES, total / parallelism)) bytes, a run
+    costing its files' bytes plus OPEN_COST_BYTES per file, the largest run first and a new
+    task whenever the next one would overflow the split. A run is never divided (its files are
+    one stream). Many small runs become a few tasks instead of one each, whose fixed cost
+    (a Python worker's call, a task's scheduling) outweighed their parse."""
+    size = [sum(f["bytes"] for f in t["files"]) for t in tasks]
+    opened = [OPEN_COST_BYTES * len(t["files"]) for t in tasks]
+    total = sum(size) + sum(opened)
+    split = min(MAX_TASK_BYTES, max(OPEN_COST_BYTES, total // max(parallelism, 1)))
+    groups: list[list[int]] = []
+    current: list[int] = []
+    filled = 0
+    for i in sorted(range(len(tasks)), key=lambda i: -size[i]):
+        if current and filled + size[i] > split:
+            groups.append(current)
+            current, filled = [], 0
+        current.append(i)
+        filled += size[i] + opened[i]
+    if current:
+        groups.append(current)
+    return groups
+
+
 def _file_row(s) -> dict:
     return {
         "file_id": s.file_id,
+        "bytes": s.bytes,
         "run_key": s.run_key,
         "path": str(s.input),
         "name": s.name,
@@ -54,11 +87,12 @@ def _ctx(t: dict) -> ParseContext:
     )
 
 
-def write_parts_udf(out: dict[str, str], tasks: list[dict], threads: int = 1):
-    """The mapInArrow function over `spark.range(len(tasks), numPartitions=len(tasks))` (one
-    partition per run, no shuffle; the task list travels with the function): each task
-    parses its run's staged files as one stream and writes the rows itself as Parquet parts
-    (the crate's writer, every column, so a folder has one schema) under
+def write_parts_udf(out: dict[str, str], tasks: list[dict], groups: list[list[int]], threads: int = 1):
+    """The mapInArrow function over `spark.range(len(groups), numPartitions=len(groups))` (one
+    partition per group of runs, task_groups; no shuffle; the task list travels with the
+    function): for each run of its group, a task parses the run's staged files as one stream
+    and writes the rows itself as Parquet parts (the crate's writer, every column, so a
+    folder has one schema) under
     `<out[table]>/run_key=<run>/` for the lines (`maillog`), messages and minutes; it yields
     only per-file counts (rows, noise, quarantined). So no row crosses into the JVM: Spark
     schedules the tasks, the parse and the writes are the very code of the DuckDB landing.
@@ -74,7 +108,7 @@ def write_parts_udf(out: dict[str, str], tasks: list[dict], threads: int = 1):
         from mtabench.engines.spark.storage import Store
 
         for ids in batches:
-            for task in (tasks[i] for i in ids.column("id").to_pylist()):
+            for task in (tasks[i] for g in ids.column("id").to_pylist() for i in groups[g]):
                 part = f"run_key={quote(task['run_key'], safe='')}"
                 with tempfile.TemporaryDirectory(prefix="mtabench-parse-") as scratch:
                     work = Path(scratch)
