@@ -169,6 +169,12 @@ class SparkCluster:
             time.sleep(0.2)
         raise TimeoutError(f"no /{pattern}/ in {log} after {timeout:.0f} s\n{_tail(log)}")
 
+    def worker_logs(self) -> str:
+        """Every worker's log so far (the executors' launch commands among them)."""
+        return "".join(
+            (self.root / f"worker-{i}.log").read_text(errors="replace") for i in range(self.n_workers)
+        )
+
     # --- stop ------------------------------------------------------------------------------
     def kill_worker(self, i: int) -> None:
         """SIGKILL worker i: its JVM, its executors and their Python processes."""

@@ -9,6 +9,7 @@ the marts equal those of the DuckDB engine's run of the same archive.
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -27,6 +28,7 @@ pytestmark = pytest.mark.xdist_group("spark")
 MTABENCH = [sys.executable, "-m", "mtabench.cli.main"]
 # a few runs, with and without maillogs, so the build stays a few minutes on two 1-core workers
 RUNS = ["a-baseline-t5", "c-throttled-queue-backlog", "d-errors-rcpt-rejects"]
+DRIVER_HOST = "127.0.0.2"
 DBT_STARTED = "maillog parsed on Spark"  # spark-build.log: the parse is done, dbt starts next
 RUN_TIMEOUT = 900
 
@@ -65,6 +67,9 @@ def test_cluster_run_over_s3_survives_a_killed_worker(archive, duckdb_build, s3_
             data,
             MTABENCH_SPARK_MASTER=cluster.master_url,
             MTABENCH_SPARK_STORAGE=f"s3a://{bucket}/mtabench",
+            # the driver's address as a user on another host than the workers sets it (a
+            # loopback address other than the default, so the test stays on loopback)
+            MTABENCH_SPARK_DRIVER_HOST=DRIVER_HOST,
             **s3_server.env,
         )
         log = data / "run.log"
@@ -91,6 +96,11 @@ def test_cluster_run_over_s3_survives_a_killed_worker(archive, duckdb_build, s3_
         print(f"spark run on the cluster: {took:.0f} s, worker 1 killed at {killed_at} s, exit {rc}")
         assert rc == 0, log.read_text()[-5000:]
         assert killed_at is not None and killed_at < took, "the worker was not killed mid-run"
+        # both applications (the parse, dbt's session) had their executors call the driver there
+        logs = cluster.worker_logs()
+        launched = re.findall(r'"--driver-url" "spark://CoarseGrainedScheduler@([^:"]+):\d+"', logs)
+        apps = set(re.findall(r'"--app-id" "([^"]+)"', logs))
+        assert len(apps) >= 2 and launched and set(launched) == {DRIVER_HOST}, (apps, set(launched))
 
     # everything the cluster wrote is in the bucket, nothing of it on the driver's disk
     stored = s3_server.objects(f"{bucket}/mtabench")

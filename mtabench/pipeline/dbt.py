@@ -11,6 +11,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from mtabench.engines.spark.session import driver_host
 from mtabench.paths import DBT_PROJECT, Paths
 from mtabench.pipeline.dbt_code import ENV as CODE_HASH_ENV
 from mtabench.pipeline.dbt_code import code_hash
@@ -57,7 +58,7 @@ def dbt_env(paths: Paths, target: str = "duckdb") -> dict[str, str]:
     env = dict(os.environ)
     env["MTABENCH_TARGET"] = target
     env.setdefault("MTABENCH_SPARK_WAREHOUSE", str(paths.spark_dir / "warehouse"))
-    env.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+    env.setdefault("SPARK_LOCAL_IP", driver_host())
     env.update(
         MTABENCH_DB=str(paths.db),
         DBT_PROFILES_DIR=str(DBT_PROJECT),

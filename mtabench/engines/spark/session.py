@@ -1,9 +1,10 @@
-"""A local SparkSession that stays on loopback.
+"""A SparkSession that stays on loopback unless told otherwise.
 
 Spark binds the driver to the first non-loopback interface and serves a web UI unless
-told otherwise; both are turned off here. `escapedStringLiterals` makes Spark read
-string literals raw (no backslash processing), as DuckDB does, so one regex literal
-such as '\\S+' means the same thing on both engines.
+told otherwise; here the driver binds to 127.0.0.1 (or MTABENCH_SPARK_DRIVER_HOST, an
+address of this machine that a cluster's workers on other hosts reach) and the UI is off.
+`escapedStringLiterals` makes Spark read string literals raw (no backslash processing), as
+DuckDB does, so one regex literal such as '\\S+' means the same thing on both engines.
 
 On a cluster (a master other than `local[...]`) the executors' Python is the packed
 environment (pack.py), shipped with the application: a worker needs Java and Spark, none of
@@ -24,8 +25,6 @@ if TYPE_CHECKING:
 
 # Shared with the dbt profile (dbt_project/profiles.yml, target `spark`): same values.
 LOOPBACK_CONF: dict[str, str] = {
-    "spark.driver.bindAddress": "127.0.0.1",
-    "spark.driver.host": "127.0.0.1",
     "spark.ui.enabled": "false",
     "spark.ui.showConsoleProgress": "false",
     "spark.sql.parser.escapedStringLiterals": "true",
@@ -40,8 +39,18 @@ LOOPBACK_CONF: dict[str, str] = {
 }
 
 
+DRIVER_HOST = "MTABENCH_SPARK_DRIVER_HOST"
+
+
+def driver_host() -> str:
+    """The address the driver listens on and executors connect back to: 127.0.0.1 (workers
+    on this machine only) unless MTABENCH_SPARK_DRIVER_HOST names another address of it."""
+    return os.environ.get(DRIVER_HOST) or "127.0.0.1"
+
+
 def session_conf(warehouse: Path | None = None) -> dict[str, str]:
-    conf = dict(LOOPBACK_CONF)
+    host = driver_host()
+    conf = {**LOOPBACK_CONF, "spark.driver.bindAddress": host, "spark.driver.host": host}
     if warehouse is not None:
         conf["spark.sql.warehouse.dir"] = str(warehouse)
     conf["spark.driver.memory"] = os.environ.get("MTABENCH_SPARK_DRIVER_MEMORY", "2g")
@@ -83,7 +92,7 @@ def executor_conf(master: str) -> dict[str, str]:
 
 def local_session(warehouse: Path | None = None, master: str | None = None) -> SparkSession:
     """The process-wide session (dbt's session method reuses it when run in-process)."""
-    os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+    os.environ.setdefault("SPARK_LOCAL_IP", driver_host())
     os.environ.setdefault("PYSPARK_PYTHON", os.environ.get("PYSPARK_PYTHON", "python"))
     from pyspark.sql import SparkSession
 
