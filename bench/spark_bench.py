@@ -33,41 +33,25 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from maillog_bench import ROOT, YEAR, bench_args, land_duckdb, run_child, synthetic_log  # noqa: E402
 from scale_bench import build_archive, stage_env  # noqa: E402
 
+# argv: repo, input, out, scratch, master, year. With a year, the input is one maillog (a
+# staged file of its own); without ("-"), the landing `mtabench ingest --parquet` staged.
 _CHILD_SPARK = r"""
 import json, sys, time
 sys.path.insert(0, sys.argv[1])
 from pathlib import Path
 t0 = time.perf_counter()
-from ingest.maillog_lines import StagedLines
+from ingest.maillog_lines import StagedLines, staged
 from ingest.parsers.base import ParseContext
 from mtabench.engines.spark.session import local_session
 from mtabench.engines.spark.engine import parse_staged
 spark = local_session(warehouse=Path(sys.argv[4]) / "wh", master=sys.argv[5])
 started = time.perf_counter() - t0
-log, out = Path(sys.argv[2]), Path(sys.argv[3])
-year = int(sys.argv[6])
-staged = [StagedLines(1, "bench", "-", 0, year, log, log.name, ParseContext(year=year))]
-t1 = time.perf_counter()
-parse_staged(spark, staged, out / "maillog", out / "counts")
-seconds = time.perf_counter() - t1
-rows = spark.read.parquet(str(out / "maillog")).count()
-other = sum(r["noise"] + r["quarantined"] for r in spark.read.parquet(str(out / "counts")).collect())
-print(json.dumps({"seconds": seconds, "start": started, "rows": rows, "other": other}))
-spark.stop()
-"""
-
-# --samples: the files `mtabench ingest --parquet` staged, parsed by Spark as the engine does
-_CHILD_SPARK_STAGED = r"""
-import json, sys, time
-sys.path.insert(0, sys.argv[1])
-from pathlib import Path
-from ingest.maillog_lines import staged
-from mtabench.engines.spark.session import local_session
-from mtabench.engines.spark.engine import parse_staged
-t0 = time.perf_counter()
-spark = local_session(warehouse=Path(sys.argv[4]) / "wh", master=sys.argv[5])
-started = time.perf_counter() - t0
-files, out = staged(Path(sys.argv[2])), Path(sys.argv[3])
+src, out = Path(sys.argv[2]), Path(sys.argv[3])
+if sys.argv[6] == "-":
+    files = staged(src)
+else:
+    year = int(sys.argv[6])
+    files = [StagedLines(1, "bench", "-", 0, year, src, src.name, ParseContext(year=year))]
 t1 = time.perf_counter()
 parse_staged(spark, files, out / "maillog", out / "counts")
 seconds = time.perf_counter() - t1
@@ -143,20 +127,19 @@ def inputs(args):
             duck = run_child(_CHILD_DUCK_STAGED, str(ROOT), str(landing), str(tmp / "bench.duckdb"))
             assert duck["total"] == n, (duck, n)
 
-            def spark(cores: int) -> dict:
-                out, master = str(tmp / f"spark-{cores}"), f"local[{cores}]"
-                return run_child(_CHILD_SPARK_STAGED, str(ROOT), str(landing), out, str(tmp), master)
-
-            yield n, duck, spark
+            yield n, duck, _spark_child(tmp, landing, "-")
         return
     with synthetic_log(args.gb, args.keep, "spark-bench-") as (tmp, log, _size, n):
         duck = land_duckdb(tmp, log, n)
+        yield n, duck, _spark_child(tmp, log, str(YEAR))
 
-        def spark(cores: int) -> dict:
-            out = str(tmp / f"spark-{cores}")
-            return run_child(_CHILD_SPARK, str(ROOT), str(log), out, str(tmp), f"local[{cores}]", str(YEAR))
 
-        yield n, duck, spark
+def _spark_child(tmp: Path, src: Path, year: str):
+    def run(cores: int) -> dict:
+        out = str(tmp / f"spark-{cores}")
+        return run_child(_CHILD_SPARK, str(ROOT), str(src), out, str(tmp), f"local[{cores}]", year)
+
+    return run
 
 
 def main() -> None:
