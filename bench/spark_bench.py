@@ -10,8 +10,9 @@ shifted stamps), then times, each in its own process:
 
 With `--samples N` the input is instead every maillog of samples/ x N (bench/scale_bench.py's
 archive), staged by `mtabench ingest --parquet` as `mtabench run --engine spark` stages them:
-many small files in many runs, packed into Spark tasks as the engine packs them. (a) is then the DuckDB landing of the
-same staged files, run by run, through the ingest's own code (ingest/maillog_run.land_run).
+many small files in many runs, packed into Spark tasks as the engine packs them. (a) is then
+the DuckDB landing of the same staged files, run by run, through the ingest's own code
+(ingest/maillog_run.land_run).
 
 Spark figures exclude the JVM/session start (printed apart); per-core throughput is
 lines/s divided by the cores given. Row counts of (a), (c) and (d) must agree.
