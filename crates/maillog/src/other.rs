@@ -548,7 +548,8 @@ pub fn exim<'a>(row: &mut Row<'a>, m: &'a [u8]) {
                     }
                 });
                 row.i(C::smtp_code, code.and_then(to_i32).or_else(|| exim_acl_reject_code(m)));
-            } else if m.starts_with(b"Start queue run") || m.starts_with(b"End queue run") {
+            } else if m.starts_with(b"Start queue run") || m.starts_with(b"End queue run") || exim_skipped(flag, rest)
+            {
                 row.s(C::kind, b"queue_run");
             } else if m.starts_with(b"exim ") && {
                 let r = &m[5..];
@@ -560,6 +561,17 @@ pub fn exim<'a>(row: &mut Row<'a>, m: &'a [u8]) {
                 row.s(C::kind, b"other");
             }
         }
+    }
+}
+
+/// A queue runner passing a message by (Exim's `skip_delivery` log selector, on by default):
+/// `<id> Spool file is locked (another process is handling this message)` (older releases),
+/// `<id> Spool file for <id> is locked (...)` and `<id> Message is frozen`.
+fn exim_skipped(flag: &[u8], rest: &[u8]) -> bool {
+    match flag {
+        b"Spool" => rest.starts_with(b"file ") && find(rest, b" is locked").is_some(),
+        b"Message" => rest == b"is frozen",
+        _ => false,
     }
 }
 

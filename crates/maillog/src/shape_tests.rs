@@ -221,3 +221,21 @@ fn sendmail_refusals() {
     assert_eq!(s(&r, C::kind), Some("idle_connection"));
     assert_eq!(s(&r, C::client_ip), Some("2001:DB8::1"));
 }
+
+#[test]
+fn exim_queue_runner_skips_are_queue_run_lines() {
+    // Exim's `skip_delivery` log selector: a queue runner passing a message another process
+    // holds (the newer and the older wording) or a frozen one
+    for line in [
+        "2026-11-27 02:55:48 1xWm7n-0001hz-35 Spool file for 1xWm7n-0001hz-35 is locked (another process is handling this message)",
+        "2011-08-25 15:34:34 1QwRdV-0002Fc-Dm Spool file is locked (another process is handling this message)",
+        "2016-01-06 20:14:11 1aGsub-0000Aw-2w Message is frozen",
+    ] {
+        let r = parsed(line);
+        assert_eq!(s(&r, C::kind), Some("queue_run"), "{line}");
+        assert!(s(&r, C::queue_id).is_some_and(|q| line.contains(q)), "{line}");
+    }
+    // a message frozen by a delivery failure is not a skip: not taken for one
+    let r = parsed("2014-08-05 07:44:15 1XE5ec-0000Ov-4m Frozen");
+    assert_ne!(s(&r, C::kind), Some("queue_run"));
+}
