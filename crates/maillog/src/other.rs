@@ -551,6 +551,14 @@ pub fn exim<'a>(row: &mut Row<'a>, m: &'a [u8]) {
             } else if m.starts_with(b"Start queue run") || m.starts_with(b"End queue run") || exim_skipped(flag, rest)
             {
                 row.s(C::kind, b"queue_run");
+            } else if flag == b"Frozen" {
+                // `<id> Frozen` or `<id> Frozen (delivery error message)`: Exim stopped trying the
+                // message (a bounce it cannot deliver, a failure it was told to freeze on); it
+                // stays in the queue until thawed or removed
+                row.s(C::kind, b"warning");
+                row.s(C::severity, b"warning");
+                let at = flag.as_ptr() as usize - m.as_ptr() as usize; // flag is a part of m
+                row.s(C::detail, m[at..].trim_ascii_end());
             } else if m.starts_with(b"exim ") && {
                 let r = &m[5..];
                 let n = run(r, |c| !is_space(c));

@@ -235,7 +235,19 @@ fn exim_queue_runner_skips_are_queue_run_lines() {
         assert_eq!(s(&r, C::kind), Some("queue_run"), "{line}");
         assert!(s(&r, C::queue_id).is_some_and(|q| line.contains(q)), "{line}");
     }
-    // a message frozen by a delivery failure is not a skip: not taken for one
+}
+
+#[test]
+fn exim_frozen_message_is_a_warning() {
+    // Exim gave up trying the message (it stays in the queue): worth an event
+    let r = parsed("2014-08-05 07:44:15 1XEZPr-0000T9-Hk Frozen (delivery error message)");
+    assert_eq!(s(&r, C::kind), Some("warning"));
+    assert_eq!(s(&r, C::severity), Some("warning"));
+    assert_eq!(s(&r, C::queue_id), Some("1XEZPr-0000T9-Hk"));
+    assert_eq!(s(&r, C::detail), Some("Frozen (delivery error message)"));
     let r = parsed("2014-08-05 07:44:15 1XE5ec-0000Ov-4m Frozen");
-    assert_ne!(s(&r, C::kind), Some("queue_run"));
+    assert_eq!(s(&r, C::kind), Some("warning"));
+    assert_eq!(s(&r, C::detail), Some("Frozen"));
+    let r = parsed("2014-08-05 07:44:15 1XE5ec-0000Ov-4m Frozen ");
+    assert_eq!(s(&r, C::detail), Some("Frozen"));
 }
