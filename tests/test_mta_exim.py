@@ -138,3 +138,44 @@ def test_a_mainlog_of_refused_connections_is_a_maillog_of_warnings(tmp_path):
     kinds = [item["kind"] for n, _ in lines for item in ledger.items[n]]
     assert kinds == ["warning"] * len(re.findall(r"^\S+ \S+ Connection from \[[^\]]+\] refused", text, re.M))
     assert {item["smtp_code"] for n, _ in lines for item in ledger.items[n]} == {421}
+
+
+QUEUE_RUNNER = ROOT / "tests" / "fixtures" / "maillogs" / "exim-queue-runner"
+
+
+def test_queue_runners_locked_and_frozen_messages(landed):
+    """A recorded run whose queue runners met messages another runner held and bounces Exim
+    froze (the fixture's README): its counts equal eximstats'; every lock, skip and freeze line
+    is understood (none left as `other`), a freeze is a warning with Exim's wording, and the
+    failed addresses are the raw lines' own."""
+    con = landed(QUEUE_RUNNER)
+    oracle = eximstats(QUEUE_RUNNER)
+    got = con.execute(
+        "select count(*) filter (where kind = 'arrival'),"
+        " count(*) filter (where kind = 'delivery' and status = 'sent'),"
+        " count(*) filter (where kind = 'reject') from raw.maillog"
+    ).fetchone()
+    assert got == (oracle["received"], oracle["delivered"], oracle["rejects"])
+    per_min = dict(
+        con.execute(
+            "select strftime(ts, '%H:%M'), count(*) from raw.maillog where kind = 'arrival' group by 1"
+        ).fetchall()
+    )
+    assert per_min == oracle["received_per_minute"]
+
+    lines = mainlog_lines(QUEUE_RUNNER)
+    frozen = [t for t in lines if re.search(r" Frozen(?: \(.*\))?$", t)]
+    skip = re.compile(r" (?:Spool file (?:for \S+ )?is locked|Message is frozen)\b")
+    skipped = [t for t in lines if skip.search(t)]
+    assert frozen and skipped
+    assert con.execute("select count(*) from raw.maillog where kind = 'other'").fetchone()[0] == 0
+    warnings = con.execute(
+        "select detail from raw.maillog where kind = 'warning' and severity = 'warning' order by line_no"
+    ).fetchall()
+    assert [d for (d,) in warnings] == [t.split(" ", 3)[3] for t in frozen]
+    # a runner's skip names its message; `Start/End queue run` lines name none
+    runs = con.execute("select count(*) from raw.maillog where kind = 'queue_run' and queue_id <> ''")
+    assert runs.fetchone()[0] == len(skipped)
+    failed = sorted(re.search(r" \*\* ([^\s:]+)", t).group(1) for t in lines if " ** " in t)
+    got = con.execute("select recipient from raw.maillog where kind = 'delivery' and status = 'bounced'")
+    assert sorted(r for (r,) in got.fetchall()) == failed

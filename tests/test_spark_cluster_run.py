@@ -101,6 +101,9 @@ def test_cluster_run_over_s3_survives_a_killed_worker(archive, duckdb_build, s3_
         launched = re.findall(r'"--driver-url" "spark://CoarseGrainedScheduler@([^:"]+):\d+"', logs)
         apps = set(re.findall(r'"--app-id" "([^"]+)"', logs))
         assert len(apps) >= 2 and launched and set(launched) == {DRIVER_HOST}, (apps, set(launched))
+        # the master lists the two applications by name: the parse and dbt's session
+        names = set(re.findall(r"Registering app (\S+)", (cluster.root / "master.log").read_text()))
+        assert {"mtabench", "mtabench-dbt"} <= names, names
 
     # everything the cluster wrote is in the bucket, nothing of it on the driver's disk
     stored = s3_server.objects(f"{bucket}/mtabench")

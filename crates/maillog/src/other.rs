@@ -448,6 +448,9 @@ pub fn exim<'a>(row: &mut Row<'a>, m: &'a [u8]) {
         b"=>" | b"->" | b"*>" | b"**" | b"==" => {
             row.s(C::kind, b"delivery");
             let to = upto(rest, b' ');
+            // a failure no router took (`** user@nowhere.invalid: Unrouteable address`): the
+            // error follows the address at once
+            let to = if matches!(flag, b"**" | b"==") { to.strip_suffix(b":").unwrap_or(to) } else { to };
             row.s(C::recipient, to);
             // ^\S+ (?:\([^)]*\) )?<([^>]+)>
             let t = run(rest, |c| !is_space(c));
@@ -572,9 +575,9 @@ pub fn exim<'a>(row: &mut Row<'a>, m: &'a [u8]) {
     }
 }
 
-/// A queue runner passing a message by (Exim's `skip_delivery` log selector, on by default):
-/// `<id> Spool file is locked (another process is handling this message)` (older releases),
-/// `<id> Spool file for <id> is locked (...)` and `<id> Message is frozen`.
+/// A queue runner passing a message by: `<id> Spool file for <id> is locked (another process
+/// is handling this message)` (`Spool file is locked (...)` in older releases) and, with the
+/// `skip_delivery` log selector, `<id> Message is frozen`.
 fn exim_skipped(flag: &[u8], rest: &[u8]) -> bool {
     match flag {
         b"Spool" => rest.starts_with(b"file ") && find(rest, b" is locked").is_some(),

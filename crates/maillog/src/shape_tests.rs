@@ -224,8 +224,8 @@ fn sendmail_refusals() {
 
 #[test]
 fn exim_queue_runner_skips_are_queue_run_lines() {
-    // Exim's `skip_delivery` log selector: a queue runner passing a message another process
-    // holds (the newer and the older wording) or a frozen one
+    // a queue runner passing a message another process holds (the newer and the older
+    // wording) or, with the `skip_delivery` log selector, a frozen one
     for line in [
         "2026-11-27 02:55:48 1xWm7n-0001hz-35 Spool file for 1xWm7n-0001hz-35 is locked (another process is handling this message)",
         "2011-08-25 15:34:34 1QwRdV-0002Fc-Dm Spool file is locked (another process is handling this message)",
@@ -250,4 +250,16 @@ fn exim_frozen_message_is_a_warning() {
     assert_eq!(s(&r, C::detail), Some("Frozen"));
     let r = parsed("2014-08-05 07:44:15 1XE5ec-0000Ov-4m Frozen ");
     assert_eq!(s(&r, C::detail), Some("Frozen"));
+}
+
+#[test]
+fn exim_failure_without_a_router_keeps_a_clean_recipient() {
+    // no router took the address: the error follows it at once
+    let r = parsed("2026-11-27 19:17:01 1xX1QR-00000g-2U ** nobody@nowhere.invalid: Unrouteable address");
+    assert_eq!(s(&r, C::kind), Some("delivery"));
+    assert_eq!(s(&r, C::status), Some("bounced"));
+    assert_eq!(s(&r, C::recipient), Some("nobody@nowhere.invalid"));
+    assert_eq!(s(&r, C::status_text), Some("Unrouteable address"));
+    let r = parsed("2026-11-27 19:17:01 1xX1QR-00000g-2U ** nouser1@bench.test R=unknown_users: no such user here");
+    assert_eq!(s(&r, C::recipient), Some("nouser1@bench.test"));
 }
