@@ -156,3 +156,31 @@ def test_smtpd_log_counts_connections(landed):
     assert kinds.get("connect") == pids["pid"]
     assert kinds.get("disconnect") == pids["end"]
     assert kinds.get("status") == pids["status:"]
+
+
+BOUNCES = ROOT / "tests" / "fixtures" / "maillogs" / "qmail-bounces"
+
+
+def test_failures_deferrals_and_discarded_bounces(landing_con):
+    """A recorded run whose local and remote deliveries failed and deferred until the queue
+    lifetime ran out, and whose bounces to unroutable senders were discarded (the fixture's
+    README): each outcome as the raw lines count it; each discarded bounce a warning; no line
+    left as `other`."""
+    log = BOUNCES / "qmail-send.log.gz"
+    fid = 424242  # a file id of its own: the landing's parts folder is shared
+    land_file(landing_con, MaillogParser(), log, file_id=fid, year=2026)
+    lines = gzip.decompress(log.read_bytes()).decode().splitlines()
+    result = re.compile(r" delivery \d+: (success|failure|deferral):")
+    outcome = Counter(m[1] for m in map(result.search, lines) if m)
+    by_status = (
+        f"select status, count(*) from raw.maillog where file_id = {fid} and kind = 'delivery' group by 1"
+    )
+    got = dict(landing_con.execute(by_status).fetchall())
+    assert got == {"sent": outcome["success"], "bounced": outcome["failure"], "deferred": outcome["deferral"]}
+    discarded = [t.split(" ", 1)[1] for t in lines if " triple bounce: discarding " in t]
+    warnings = landing_con.execute(
+        f"select detail from raw.maillog where file_id = {fid} and kind = 'warning' order by line_no"
+    )
+    assert discarded and [d for (d,) in warnings.fetchall()] == discarded
+    other = f"select count(*) from raw.maillog where file_id = {fid} and kind = 'other'"
+    assert landing_con.execute(other).fetchone()[0] == 0

@@ -114,3 +114,37 @@ def test_user_unknown_rejects_are_the_clients_550s(landed, run):
     assert con.execute(
         "select count(*) from raw.maillog where kind = 'from_no_rcpt' and nrcpt = 0"
     ).fetchone()[0] == sum(postal_550.values())
+
+
+NOTICES = ROOT / "tests" / "fixtures" / "maillogs" / "sendmail-notices"
+
+
+def test_notices_limits_and_daemon_lines(landing_con):
+    """A recorded run with bounces, a double bounce kept in dead.letter and the daemon's limits
+    reached (the fixture's README): deliveries equal mailstats'; every delivery status notice is
+    a bounce notice naming the notice's own queue id, as the raw line does; every limit reached
+    is a warning; no sendmail line is left as `other`."""
+    fid = 424243  # a file id of its own: the landing's parts folder may be shared
+    land_file(landing_con, MaillogParser(), NOTICES / "maillog.gz", file_id=fid, year=2026)
+    con = landing_con
+    lines = gzip.decompress((NOTICES / "maillog.gz").read_bytes()).decode().splitlines()
+    oracle = mailstats(NOTICES)
+    sent_local = f"file_id = {fid} and kind = 'delivery' and status = 'sent' and mailer = 'local'"
+    assert con.execute(f"select count(*) from raw.maillog where {sent_local}").fetchone()[0] == oracle["to"]
+
+    notice = re.compile(r" sendmail\[\d+\]: (\w+): (\w+): (?:DSN|postmaster notify|return to sender): ")
+    want = sorted(m.groups() for m in map(notice.search, lines) if m)
+    got = con.execute(
+        f"select queue_id, related_queue_id from raw.maillog where file_id = {fid} and kind = 'bounce_notice'"
+        " order by all"
+    ).fetchall()
+    assert want and got == want
+
+    limit = re.compile(
+        r"(?:deferring|rejecting) connections on daemon |Saved message in |Possible SMTP RCPT flood"
+    )
+    warnings = con.execute(f"select count(*) from raw.maillog where file_id = {fid} and kind = 'warning'")
+    warnings = warnings.fetchone()[0]
+    assert warnings == sum(bool(limit.search(t)) for t in lines) > 0
+    other = f"select count(*) from raw.maillog where file_id = {fid} and kind = 'other'"
+    assert con.execute(other).fetchone()[0] == 0

@@ -236,12 +236,41 @@ pub fn sendmail<'a>(row: &mut Row<'a>, b: &'a [u8]) {
         row.s(C::kind, b"collect_info");
         row.so(C::sender, angle_opt_after(b, b", from=").and_then(nonempty));
         row.so(C::detail, each_after(b, b", info=", Some).and_then(nonempty));
-    } else if b.starts_with(b"deferring connections on daemon ") {
-        // ConnectionRateThrottle (or a load limit) reached: the daemon stops accepting for a
-        // moment; the clients wait, nothing is refused
+    } else if [b"deferring connections on daemon ".as_slice(), b"rejecting connections on daemon "]
+        .iter()
+        .any(|w| b.starts_with(w))
+    {
+        // ConnectionRateThrottle or a load limit reached (the daemon stops accepting for a
+        // moment; the clients wait), or MaxDaemonChildren (`N children, max N`: new clients are
+        // refused until one ends)
         row.s(C::kind, b"warning");
         row.s(C::severity, b"warning");
         row.s(C::detail, b);
+    } else if let Some((id, reason)) = sm_notice(b) {
+        // `<qid>: <notice qid>: DSN: <reason>` (a delivery status notice to the sender),
+        // `postmaster notify: ...`, `return to sender: ...`: the notice sendmail queued as a
+        // message of its own, as Postfix's `sender non-delivery notification: <qid>`
+        row.s(C::kind, b"bounce_notice");
+        row.s(C::related_queue_id, id);
+        row.so(C::reason, nonempty(reason));
+    } else if b.starts_with(b"Saved message in ") {
+        // a notice that could not be delivered either, kept in a file (dead.letter)
+        row.s(C::kind, b"warning");
+        row.s(C::severity, b"warning");
+        row.s(C::detail, b);
+    } else if let Some(p) = find(b, b": Possible SMTP RCPT flood, throttling.") {
+        // BadRcptThrottle: a client past its limit of refused recipients is slowed down
+        row.s(C::kind, b"warning");
+        row.s(C::severity, b"warning");
+        row.s(C::detail, &b[p + 2..]);
+        sm_client(row, &b[..p]);
+    } else if b.starts_with(b"starting daemon (")
+        || b.starts_with(b"accepting connections again for daemon ")
+        || b.starts_with(b"alias database ")
+        || find(b, b" aliases, longest ").is_some()
+    {
+        // the daemon's own life: started, accepting again after a limit, aliases rebuilt
+        row.s(C::kind, b"master");
     } else if b.starts_with(b"<") && find(b, b">... ").is_some() {
         // a recipient refused: `<user@domain>... No such user here`, `<u@d>... User unknown`
         row.s(C::kind, b"reject");
@@ -261,6 +290,20 @@ pub fn sendmail<'a>(row: &mut Row<'a>, b: &'a [u8]) {
     } else {
         row.s(C::kind, b"other");
     }
+}
+
+/// `<qid>: DSN: reason`, `<qid>: postmaster notify: reason` or `<qid>: return to sender:
+/// reason` (after the line's own queue id): the notice's queue id and the reason.
+fn sm_notice(b: &[u8]) -> Option<(&[u8], &[u8])> {
+    let c = find(b, b": ")?;
+    let (id, rest) = (&b[..c], &b[c + 2..]);
+    if !crate::parse::is_sendmail_qid(id) {
+        return None;
+    }
+    [b"DSN: ".as_slice(), b"postmaster notify: ", b"return to sender: "]
+        .iter()
+        .find_map(|w| rest.strip_prefix(*w))
+        .map(|reason| (id, reason))
 }
 
 /// Sendmail's client `host [ip]` or `[ip]` at the start of `r` (`(may be forged)` after the host allowed).
@@ -700,11 +743,19 @@ pub fn qmail<'a>(row: &mut Row<'a>, m: &'a [u8]) {
         b"bounce_notice"
     } else if m.starts_with(b"status: ") {
         b"status"
+    } else if m.starts_with(b"triple bounce: discarding ") || m.starts_with(b"double bounce: discarding ") {
+        // a bounce that could not be delivered either, dropped (qmail-send: a double bounce
+        // failed, or no doublebounceto): mail lost without a trace but this line
+        b"warning"
     } else {
         b"other"
     };
     row.s(C::kind, kind);
     match kind {
+        b"warning" => {
+            row.s(C::severity, b"warning");
+            row.s(C::detail, m);
+        }
         b"from" => {
             row.so(C::sender, angle_after(m, b" from <").and_then(nonempty));
             row.i(C::size, digits_after(m, b": bytes ").and_then(to_i64));

@@ -155,7 +155,7 @@ pub(crate) fn is_postfix_qid(x: &[u8]) -> bool {
             }))
 }
 
-fn is_sendmail_qid(x: &[u8]) -> bool {
+pub(crate) fn is_sendmail_qid(x: &[u8]) -> bool {
     (8..=20).contains(&x.len()) && x.iter().all(|b| b.is_ascii_alphanumeric())
 }
 

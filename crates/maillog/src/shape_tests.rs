@@ -263,3 +263,63 @@ fn exim_failure_without_a_router_keeps_a_clean_recipient() {
     let r = parsed("2026-11-27 19:17:01 1xX1QR-00000g-2U ** nouser1@bench.test R=unknown_users: no such user here");
     assert_eq!(s(&r, C::recipient), Some("nouser1@bench.test"));
 }
+
+#[test]
+fn qmail_discarded_bounce_is_a_warning() {
+    for line in [
+        "@400000006b09d8c50406ec04 triple bounce: discarding bounce/11984924",
+        "@400000006b09d8c50406ec04 double bounce: discarding bounce/11984924",
+    ] {
+        let r = parsed(line);
+        assert_eq!(s(&r, C::kind), Some("warning"), "{line}");
+        assert_eq!(s(&r, C::severity), Some("warning"));
+        assert!(s(&r, C::detail).is_some_and(|d| d.ends_with("bounce: discarding bounce/11984924")));
+        // not a line of message 11984924's own life (its number is a reused inode)
+        assert_eq!(s(&r, C::queue_id), None);
+    }
+}
+
+#[test]
+fn sendmail_notices_limits_and_daemon_lines_are_understood() {
+    const SM: &str = "2026-11-27T19:23:56.100000+00:00 vm sendmail[290]: ";
+    let l = |rest: &str| format!("{SM}{rest}");
+    // a delivery status notice queued as a message of its own
+    for (rest, reason) in [
+        ("6ARJNufY000288: 6ARJNufY000290: DSN: User unknown", "User unknown"),
+        ("6ARJNu8J000298: 6ARJNu8J000300: postmaster notify: User unknown", "User unknown"),
+        ("6ARJNu8J000300: 6ARJNu8K000300: return to sender: User unknown", "User unknown"),
+        ("6ARJNuN4000246: 6ARJNuN4000247: DSN: unknown mailer error 127", "unknown mailer error 127"),
+    ] {
+        let line = l(rest);
+        let r = parsed(&line);
+        assert_eq!(s(&r, C::kind), Some("bounce_notice"), "{rest}");
+        assert_eq!(s(&r, C::queue_id), Some(&rest[..14]));
+        assert_eq!(s(&r, C::related_queue_id), Some(&rest[16..30]));
+        assert_eq!(s(&r, C::reason), Some(reason));
+    }
+    // limits: MaxDaemonChildren, BadRcptThrottle; a notice kept in dead.letter
+    let line = l("rejecting connections on daemon MTA-v4: 10 children, max 10");
+    let r = parsed(&line);
+    assert_eq!((s(&r, C::kind), s(&r, C::severity)), (Some("warning"), Some("warning")));
+    let line = l("6ARJO1MY000311: localhost [127.0.0.1]: Possible SMTP RCPT flood, throttling.");
+    let r = parsed(&line);
+    assert_eq!(s(&r, C::kind), Some("warning"));
+    assert_eq!(s(&r, C::client_ip), Some("127.0.0.1"));
+    assert_eq!(s(&r, C::detail), Some("Possible SMTP RCPT flood, throttling."));
+    let line = l("6ARJNu8J000300: Saved message in /var/lib/sendmail/dead.letter");
+    let r = parsed(&line);
+    assert_eq!(s(&r, C::kind), Some("warning"));
+    // the daemon's own life
+    for rest in [
+        "starting daemon (8.17.1.9): SMTP+queueing@00:01:00",
+        "accepting connections again for daemon MTA-v4",
+        "alias database /etc/mail/aliases rebuilt by root",
+        "/etc/mail/aliases: 3 aliases, longest 27 bytes, 81 bytes total",
+    ] {
+        let line = l(rest);
+        assert_eq!(s(&parsed(&line), C::kind), Some("master"), "{rest}");
+    }
+    // a line that only looks like a notice is not one
+    let line = l("6ARJNufY000288: not-a-qid: DSN: x");
+    assert_ne!(s(&parsed(&line), C::kind), Some("bounce_notice"));
+}
