@@ -140,7 +140,7 @@ def test_a_mainlog_of_refused_connections_is_a_maillog_of_warnings(tmp_path):
     assert {item["smtp_code"] for n, _ in lines for item in ledger.items[n]} == {421}
 
 
-QUEUE_RUNNER = ROOT / "tests" / "fixtures" / "maillogs" / "exim-queue-runner"
+QUEUE_RUNNER = ROOT / "tests" / "fixtures" / "recorded" / "exim-queue-runner"
 
 
 def test_queue_runners_locked_and_frozen_messages(landed):

@@ -158,7 +158,7 @@ def test_smtpd_log_counts_connections(landed):
     assert kinds.get("status") == pids["status:"]
 
 
-BOUNCES = ROOT / "tests" / "fixtures" / "maillogs" / "qmail-bounces"
+BOUNCES = ROOT / "tests" / "fixtures" / "recorded" / "qmail-bounces"
 
 
 def test_failures_deferrals_and_discarded_bounces(landing_con):

@@ -116,7 +116,7 @@ def test_user_unknown_rejects_are_the_clients_550s(landed, run):
     ).fetchone()[0] == sum(postal_550.values())
 
 
-NOTICES = ROOT / "tests" / "fixtures" / "maillogs" / "sendmail-notices"
+NOTICES = ROOT / "tests" / "fixtures" / "recorded" / "sendmail-notices"
 
 
 def test_notices_limits_and_daemon_lines(landing_con):
