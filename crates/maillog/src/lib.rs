@@ -117,7 +117,8 @@ pub fn parse_chunk(data: &[u8], ctx: &Ctx, tie: &mut QmailTie) -> Parsed {
                 continue;
             }
         }
-        // a qmail delivery's message number, which its line does not carry (QmailTie)
+        // a qmail delivery's message number and recipient, which its line does not carry
+        // (QmailTie)
         let mut qid = Vec::new();
         let mut row = Row::new();
         row.i(C::line_no, Some(line_no));
@@ -130,8 +131,8 @@ pub fn parse_chunk(data: &[u8], ctx: &Ctx, tie: &mut QmailTie) -> Parsed {
             } else if is_unknown(&row) {
                 unknown.push(table.len as u32);
             }
-            if tied(&mut row, tie, &mut qid) {
-                row.s(C::queue_id, &qid);
+            if let Some(t) = tied(&mut row, tie, &mut qid) {
+                t.set(&mut row, &qid);
             }
             classify::set(&mut row);
             table.push(&row, data, &qid);
@@ -146,8 +147,8 @@ pub fn parse_chunk(data: &[u8], ctx: &Ctx, tie: &mut QmailTie) -> Parsed {
                 } else if is_unknown(&row) {
                     unknown.push(table.len as u32);
                 }
-                if tied(&mut row, tie, &mut qid) {
-                    row.s(C::queue_id, &qid);
+                if let Some(t) = tied(&mut row, tie, &mut qid) {
+                    t.set(&mut row, &qid);
                 }
                 classify::set(&mut row);
                 table.push(&row, data, &qid);
@@ -187,17 +188,35 @@ pub fn parse_chunk(data: &[u8], ctx: &Ctx, tie: &mut QmailTie) -> Parsed {
     Parsed { table, months, skip, unknown }
 }
 
-/// Tie a qmail delivery row to its message: true when `qid` received the message number's
-/// digits, the row's queue_id (the table copies them to its arena, as a repaired line's
-/// text, so a value of the last line is never taken for a constant).
+/// Tie a qmail delivery row to its start: Some when `qid` received the message number's
+/// digits (the row's queue_id) followed by the recipient's bytes (the table copies them to
+/// its arena, as a repaired line's text, so a value of the last line is never taken for a
+/// constant).
 #[inline]
-fn tied(row: &mut Row<'_>, tie: &mut QmailTie, qid: &mut Vec<u8>) -> bool {
-    match tie.apply(row) {
-        Some(n) => {
-            qid.extend_from_slice(n.to_string().as_bytes());
-            true
+fn tied(row: &mut Row<'_>, tie: &mut QmailTie, qid: &mut Vec<u8>) -> Option<Tied> {
+    let e = tie.apply(row)?;
+    qid.extend_from_slice(e.msg.to_string().as_bytes());
+    let digits = qid.len();
+    qid.extend_from_slice(&e.recipient);
+    Some(Tied { digits, mailer: e.mailer })
+}
+
+/// Where a tied row's values sit in `qid` (tied), and its mailer.
+struct Tied {
+    digits: usize,
+    mailer: Option<&'static [u8]>,
+}
+
+impl Tied {
+    #[inline]
+    fn set<'a>(&self, row: &mut Row<'a>, qid: &'a [u8]) {
+        row.s(C::queue_id, &qid[..self.digits]);
+        if qid.len() > self.digits && row.get_s(C::recipient).is_none() {
+            row.s(C::recipient, &qid[self.digits..]);
         }
-        None => false,
+        if row.get_s(C::mailer).is_none() {
+            row.so(C::mailer, self.mailer);
+        }
     }
 }
 

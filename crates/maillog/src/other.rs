@@ -808,11 +808,34 @@ pub fn qmail<'a>(row: &mut Row<'a>, m: &'a [u8]) {
             let r = &r[n + 2..];
             let w = run(r, is_word);
             if w > 0 && r[w..].starts_with(b": ") {
-                row.so(C::status_text, nonempty(&r[w + 2..]));
+                let text = &r[w + 2..];
+                row.so(C::status_text, nonempty(text));
+                qmail_codes(row, text);
             }
         }
         _ => {}
     }
+}
+
+/// The codes in a qmail delivery's report, as qmail-send logs it (spaces and other unsafe
+/// bytes as `_`, the report's lines joined by `/`): qmail's own `(#X.Y.Z)` (qmail-local,
+/// qmail-remote, qmail-spawn) is the dsn; a remote reply, `Remote host said: 550 5.1.1 ...`
+/// (qmail-remote), gives smtp_code and enhanced_code, and the dsn when qmail's is absent.
+fn qmail_codes<'a>(row: &mut Row<'a>, text: &'a [u8]) {
+    let own = each_after(text, b"(#", |r| enh_greedy(r).filter(|&n| r.get(n) == Some(&b')')).map(|n| &r[..n]));
+    let said = each_after(text, b"Remote_host_said:_", Some).or_else(|| each_after(text, b"Remote host said: ", Some));
+    let mut remote = None;
+    if let Some(r) = said {
+        // `550_5.1.1_<u@x>:_...`, `451-...` (a reply of more lines); the enhanced code ends
+        // at a space, a line's end or the report's
+        if r.len() >= 4 && r[..3].iter().all(|&c| is_digit(c)) && (b'2'..=b'5').contains(&r[0]) && matches!(r[3], b'_' | b' ' | b'-') {
+            row.i(C::smtp_code, to_i32(&r[..3]));
+            let t = &r[4..];
+            remote = enh_greedy(t).filter(|&n| matches!(t.get(n), None | Some(b'_' | b' ' | b'/'))).map(|n| &t[..n]);
+            row.so(C::enhanced_code, remote);
+        }
+    }
+    row.so(C::dsn, own.or(remote));
 }
 
 /// Dovecot's processes other than the POP3/IMAP sessions: authentication (`auth`,
@@ -905,8 +928,24 @@ fn dovecot_notice<'a>(row: &mut Row<'a>, m: &'a [u8]) {
 /// `bounce msg N qp P` before the bounce's own `info msg M: ... qp P`.
 #[derive(Default, Clone)]
 pub struct QmailTie {
-    deliveries: HashMap<u64, u64>,
+    deliveries: HashMap<u64, Started>,
     bounce_qps: HashSet<u64>,
+}
+
+/// A delivery under way: what its `starting delivery D` line named.
+#[derive(Clone)]
+struct Started {
+    msg: u64,
+    recipient: Box<[u8]>,
+    mailer: Option<&'static [u8]>,
+}
+
+/// What a `delivery D:` row takes from its `starting delivery D` line: the message number
+/// (its queue_id), the recipient and the channel (its mailer, `local` or `remote`).
+pub struct Ended {
+    pub msg: u64,
+    pub recipient: Box<[u8]>,
+    pub mailer: Option<&'static [u8]>,
 }
 
 fn num(x: Option<&[u8]>) -> Option<u64> {
@@ -918,10 +957,11 @@ fn num(x: Option<&[u8]>) -> Option<u64> {
 }
 
 impl QmailTie {
-    /// Update the state with a parsed qmail row. Returns the message number of a
-    /// `delivery D:` row (its queue_id, which the line does not carry). An `info msg` row
-    /// of a message received from outside becomes kind `arrival`; a bounce's stays `from`.
-    pub fn apply(&mut self, row: &mut Row<'_>) -> Option<u64> {
+    /// Update the state with a parsed qmail row. Returns what a `delivery D:` row's line
+    /// does not carry: its message number (queue_id), recipient and mailer, as its
+    /// `starting delivery D` line named them. An `info msg` row of a message received from
+    /// outside becomes kind `arrival`; a bounce's stays `from`.
+    pub fn apply(&mut self, row: &mut Row<'_>) -> Option<Ended> {
         if row.get_s(C::program) != Some(b"qmail".as_slice()) {
             return None;
         }
@@ -930,13 +970,20 @@ impl QmailTie {
         match kind {
             b"delivery_start" => {
                 let d = num(row.get_s(C::related_queue_id))?;
-                let n = num(row.get_s(C::queue_id))?;
-                self.deliveries.insert(d, n);
+                let msg = num(row.get_s(C::queue_id))?;
+                let recipient = row.get_s(C::recipient).unwrap_or(b"").into();
+                let mailer: Option<&'static [u8]> = match row.get_s(C::mailer) {
+                    Some(b"local") => Some(b"local"),
+                    Some(b"remote") => Some(b"remote"),
+                    _ => None,
+                };
+                self.deliveries.insert(d, Started { msg, recipient, mailer });
                 None
             }
             b"delivery" => {
                 let d = num(row.get_s(C::related_queue_id))?;
-                self.deliveries.remove(&d)
+                let s = self.deliveries.remove(&d)?;
+                Some(Ended { msg: s.msg, recipient: s.recipient, mailer: s.mailer })
             }
             b"bounce_notice" => {
                 if let Some(qp) = num(digits_after(message, b" qp ")) {
@@ -1455,6 +1502,100 @@ mod tests {
             // not a line of message 11984924's own life (its number is a reused inode)
             assert_eq!(s(&r, C::queue_id), None);
         }
+    }
+
+    /// A qmail-send result line (multilog stamp) of delivery D with its report `rest`.
+    fn qd(rest: &str) -> String {
+        format!("@400000006b08f122344589d4 delivery {rest}")
+    }
+
+    #[test]
+    fn qmail_own_status_code_is_the_dsn() {
+        // qmail-local, qmail-remote and qmail-spawn end their reports in `(#X.Y.Z)`; a
+        // report qmail-send gives up on gets a line of its own after it
+        for (rest, status, dsn) in [
+            ("79: failure: Sorry,_no_mailbox_here_by_that_name._(#5.1.1)/", "bounced", "5.1.1"),
+            ("3: deferral: Sorry,_I_couldn't_find_any_host_by_that_name._(#4.1.2)/", "deferred", "4.1.2"),
+            ("8: deferral: Unable_to_chdir_to_maildir._(#4.2.1)/", "deferred", "4.2.1"),
+            (
+                "9: failure: Sorry,_I_wasn't_able_to_establish_an_SMTP_connection._(#4.4.1)/I'm_not_going_to_try_again;_this_message_has_been_in_the_queue_too_long./",
+                "bounced",
+                "4.4.1",
+            ),
+            ("11: deferral: Connected_to_192.0.2.7_but_connection_died._Possible_duplicate!_(#4.4.2)/", "deferred", "4.4.2"),
+        ] {
+            let line = qd(rest);
+            let r = parsed(&line);
+            assert_eq!(s(&r, C::kind), Some("delivery"), "{rest}");
+            assert_eq!(s(&r, C::status), Some(status), "{rest}");
+            assert_eq!(s(&r, C::dsn), Some(dsn), "{rest}");
+            assert_eq!((i(&r, C::smtp_code), s(&r, C::enhanced_code)), (None, None), "{rest}");
+            // the message, recipient and mailer come from the delivery's start (QmailTie)
+            assert_eq!((s(&r, C::queue_id), s(&r, C::recipient), s(&r, C::mailer)), (None, None, None));
+        }
+    }
+
+    #[test]
+    fn qmail_remote_reply_gives_smtp_code_and_dsn() {
+        for (rest, code, enhanced, dsn) in [
+            (
+                "12: success: 127.0.0.1_accepted_message./Remote_host_said:_250_2.0.0_Ok:_queued_as_FAKE1/",
+                Some(250),
+                Some("2.0.0"),
+                Some("2.0.0"),
+            ),
+            (
+                "40: failure: 127.0.0.1_does_not_like_recipient./Remote_host_said:_550_5.1.1_<reject9@relay.test>:_Recipient_address_rejected:_User_unknown/Giving_up_on_127.0.0.1./",
+                Some(550),
+                Some("5.1.1"),
+                Some("5.1.1"),
+            ),
+            (
+                "41: failure: 127.0.0.1_does_not_like_recipient./Remote_host_said:_451_4.3.0_<tempfail1@relay.test>:_Temporary_lookup_failure/Giving_up_on_127.0.0.1./I'm_not_going_to_try_again;_this_message_has_been_in_the_queue_too_long./",
+                Some(451),
+                Some("4.3.0"),
+                Some("4.3.0"),
+            ),
+            // a reply of more lines, joined by `/`
+            ("42: failure: 192.0.2.7_does_not_like_recipient./Remote_host_said:_550-5.7.1_first/550_5.7.1_second/Giving_up_on_192.0.2.7./", Some(550), Some("5.7.1"), Some("5.7.1")),
+            // a reply without an enhanced code
+            ("43: deferral: Connected_to_192.0.2.7_but_greeting_failed./Remote_host_said:_421_mx.example_closing/", Some(421), None, None),
+            // a qmail-smtpd peer's reply carries qmail's own form: that is the dsn
+            (
+                "44: failure: Connected_to_192.0.2.7_but_sender_was_rejected./Remote_host_said:_553_sorry,_that_domain_isn't_in_my_list_of_allowed_rcpthosts_(#5.7.1)/",
+                Some(553),
+                None,
+                Some("5.7.1"),
+            ),
+            // the report with its spaces (qmail-remote's own words, not through qmail-send's log)
+            ("45: failure: Remote host said: 550 5.1.1 <x@y>... User unknown", Some(550), Some("5.1.1"), Some("5.1.1")),
+        ] {
+            let line = qd(rest);
+            let r = parsed(&line);
+            assert_eq!(s(&r, C::kind), Some("delivery"), "{rest}");
+            assert_eq!(i(&r, C::smtp_code), code, "{rest}");
+            assert_eq!(s(&r, C::enhanced_code), enhanced, "{rest}");
+            assert_eq!(s(&r, C::dsn), dsn, "{rest}");
+        }
+    }
+
+    #[test]
+    fn qmail_report_without_codes() {
+        for rest in [
+            "5: success: did_1+0+0/",
+            "6: success: did_1+1+0/qp_122/",
+            "7: deferral: Mailbox_is_temporarily_locked,_try_later./",
+            "8: failure: This_address_no_longer_accepts_mail./",
+            // not a code: no `)` after it, a reply word that is not a code
+            "9: deferral: see_(#4.2.1_and_more/Remote_host_said:_hello/",
+            "10: report mangled, will defer",
+        ] {
+            let line = qd(rest);
+            let r = parsed(&line);
+            assert_eq!(s(&r, C::kind), Some("delivery"), "{rest}");
+            assert_eq!((s(&r, C::dsn), i(&r, C::smtp_code), s(&r, C::enhanced_code)), (None, None, None), "{rest}");
+        }
+        assert_eq!(s(&parsed(&qd("10: report mangled, will defer")), C::status), None);
     }
 
     #[test]

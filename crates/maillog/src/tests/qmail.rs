@@ -101,3 +101,38 @@ fn tcpserver_lines_of_qmail_smtpd() {
     assert_eq!(col(&c, C::client)[0], s("127.0.0.1"));
     assert_eq!(int(&c, C::pid), vec![Some(24119), Some(24119), None, Some(24119)]);
 }
+
+#[test]
+fn qmail_delivery_result_carries_recipient_and_mailer_of_its_start() {
+    let text = "\
+@400000006b08f21c34960b34 starting delivery 956: msg 5901271 to local nouser1@bench.test
+@400000006b08f21c34960b35 starting delivery 957: msg 5901272 to remote postmaster@mx.bench.test
+@400000006b08f21c34960b36 delivery 956: failure: Sorry,_no_mailbox_here_by_that_name._(#5.1.1)/
+@400000006b08f21d05a0b644 delivery 957: deferral: Sorry,_I_couldn't_find_any_host_by_that_name._(#4.1.2)/
+@400000006b08f21d05a0b645 starting delivery 956: msg 5901272 to remote postmaster@mx.bench.test
+@400000006b08f21d05a0b646 delivery 956: success: 127.0.0.1_accepted_message./Remote_host_said:_250_2.0.0_Ok:_queued_as_FAKE1/
+@400000006b08f21d05a0b647 delivery 957: success: did_1+0+0/
+";
+    let c = parse(text, &mut QmailTie::default());
+    let rcpt = col(&c, C::recipient);
+    let mailer = col(&c, C::mailer);
+    assert_eq!((rcpt[2].clone(), mailer[2].clone()), (s("nouser1@bench.test"), s("local")));
+    assert_eq!((rcpt[3].clone(), mailer[3].clone()), (s("postmaster@mx.bench.test"), s("remote")));
+    assert_eq!(col(&c, C::queue_id)[5], s("5901272"));
+    assert_eq!((rcpt[5].clone(), mailer[5].clone()), (s("postmaster@mx.bench.test"), s("remote")));
+    assert_eq!(col(&c, C::dsn)[2..6], [s("5.1.1"), s("4.1.2"), None, s("2.0.0")]);
+    assert_eq!(int(&c, C::smtp_code)[5], Some(250));
+    // 957 ended once: its second result has no start, so nothing to carry
+    assert_eq!((rcpt[6].clone(), mailer[6].clone(), col(&c, C::queue_id)[6].clone()), (None, None, None));
+}
+
+#[test]
+fn qmail_delivery_result_tied_across_blocks_keeps_its_recipient() {
+    let mut tie = QmailTie::default();
+    let (a, b) = QMAIL.split_at(QMAIL.find("@400000006b08f12205e043cc").unwrap());
+    parse(a, &mut tie);
+    let second = parse(b, &mut tie);
+    // the first block's bytes are gone: the values live in the second's table
+    assert_eq!(col(&second, C::recipient), vec![s("user500@bench.test"), None, s("user75@bench.test"), None]);
+    assert_eq!(col(&second, C::mailer), vec![s("local"), None, s("local"), None]);
+}
