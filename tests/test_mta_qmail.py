@@ -184,3 +184,53 @@ def test_failures_deferrals_and_discarded_bounces(landing_con):
     assert discarded and [d for (d,) in warnings.fetchall()] == discarded
     other = f"select count(*) from raw.maillog where file_id = {fid} and kind = 'other'"
     assert landing_con.execute(other).fetchone()[0] == 0
+
+
+# a result line's report (qmail-send's log: spaces as `_`, the report's lines joined by `/`)
+START_TO = re.compile(r" starting delivery (\d+): msg \d+ to (local|remote) (\S+)$")
+RESULT = re.compile(r" delivery (\d+): (success|deferral|failure): (.*)$")
+OWN_CODE = re.compile(r"\(#(\d\.\d{1,3}\.\d{1,3})\)")
+REPLY = re.compile(r"Remote_host_said:_([2-5]\d\d)[-_](?:(\d\.\d{1,3}\.\d{1,3})(?=[_/]|$))?")
+
+
+def results_from_raw_lines(path: Path) -> list[tuple]:
+    """Per `delivery D:` result line: (line number, outcome, recipient and mailer of the
+    open `starting delivery D` line, dsn, smtp code). D is open from its start line to its
+    result; the dsn is qmail's `(#X.Y.Z)`, else the remote reply's enhanced code."""
+    open_starts: dict[str, tuple[str, str]] = {}
+    out = []
+    for n, line in enumerate(gzip.decompress(path.read_bytes()).decode().splitlines(), start=1):
+        if m := START_TO.search(line):
+            open_starts[m[1]] = (m[3], m[2])
+        elif m := RESULT.search(line):
+            rcpt, mailer = open_starts.pop(m[1], (None, None))
+            own, reply = OWN_CODE.search(m[3]), REPLY.search(m[3])
+            dsn = own[1] if own else reply[2] if reply else None
+            out.append((n, m[2], rcpt, mailer, dsn, int(reply[1]) if reply else None))
+    return out
+
+
+SEND_LOGS = [run / "qmail-send.log.gz" for run in RUNS] + [BOUNCES / "qmail-send.log.gz"]
+
+
+@pytest.mark.parametrize("log", SEND_LOGS, ids=lambda p: p.parent.name)
+def test_delivery_results_carry_recipient_mailer_and_codes(landing_con, log):
+    """Each result row takes the recipient and mailer of its delivery's start line, qmail's
+    `(#X.Y.Z)` as its dsn and a remote reply's code as its smtp_code: row for row, as the raw
+    lines give them."""
+    want = results_from_raw_lines(log)
+    fid = 424300 + SEND_LOGS.index(log)  # a file id of its own
+    land_file(landing_con, MaillogParser(), log, file_id=fid, year=2026)
+    outcome = {"sent": "success", "deferred": "deferral", "bounced": "failure"}
+    got = [
+        (n, outcome[status], rcpt, mailer, dsn, code)
+        for n, status, rcpt, mailer, dsn, code in landing_con.execute(
+            f"""select line_no, status, recipient, mailer, dsn, smtp_code from raw.maillog
+                where file_id = {fid} and kind = 'delivery' order by line_no"""
+        ).fetchall()
+    ]
+    assert got == want
+    outcomes = Counter(w[1] for w in want)
+    assert outcomes["failure"] > 0 and outcomes["success"] > 0
+    assert all(w[2] is not None for w in want), "every result's delivery started in the log"
+    assert any(w[4] for w in want if w[1] == "failure")
