@@ -932,17 +932,11 @@ pub struct QmailTie {
     bounce_qps: HashSet<u64>,
 }
 
-/// A delivery under way: what its `starting delivery D` line named.
+/// A delivery under way, as its `starting delivery D` line named it: the message number
+/// (the `delivery D:` row's queue_id), the recipient and the channel (its mailer, `local`
+/// or `remote`).
 #[derive(Clone)]
-struct Started {
-    msg: u64,
-    recipient: Box<[u8]>,
-    mailer: Option<&'static [u8]>,
-}
-
-/// What a `delivery D:` row takes from its `starting delivery D` line: the message number
-/// (its queue_id), the recipient and the channel (its mailer, `local` or `remote`).
-pub struct Ended {
+pub struct Started {
     pub msg: u64,
     pub recipient: Box<[u8]>,
     pub mailer: Option<&'static [u8]>,
@@ -961,7 +955,7 @@ impl QmailTie {
     /// does not carry: its message number (queue_id), recipient and mailer, as its
     /// `starting delivery D` line named them. An `info msg` row of a message received from
     /// outside becomes kind `arrival`; a bounce's stays `from`.
-    pub fn apply(&mut self, row: &mut Row<'_>) -> Option<Ended> {
+    pub fn apply(&mut self, row: &mut Row<'_>) -> Option<Started> {
         if row.get_s(C::program) != Some(b"qmail".as_slice()) {
             return None;
         }
@@ -982,8 +976,7 @@ impl QmailTie {
             }
             b"delivery" => {
                 let d = num(row.get_s(C::related_queue_id))?;
-                let s = self.deliveries.remove(&d)?;
-                Some(Ended { msg: s.msg, recipient: s.recipient, mailer: s.mailer })
+                self.deliveries.remove(&d)
             }
             b"bounce_notice" => {
                 if let Some(qp) = num(digits_after(message, b" qp ")) {
