@@ -264,12 +264,49 @@ pub fn sendmail<'a>(row: &mut Row<'a>, b: &'a [u8]) {
         row.s(C::severity, b"warning");
         row.s(C::detail, &b[p + 2..]);
         sm_client(row, &b[..p]);
+    } else if let Some(r) = b.strip_prefix(b"connect from ") {
+        // `NOQUEUE: connect from host [ip]` (LogLevel 14 and up): a client connected
+        row.s(C::kind, b"connect");
+        sm_client(row, r);
+    } else if let Some(d) = b.strip_prefix(b"done; ") {
+        // `done; delay=0:00:00, ntries=1` (LogLevel 12 and up): the queue file is removed, the
+        // message is finished (as Postfix's `removed`); one still deferred logs none
+        row.s(C::kind, b"removed");
+        row.f(C::delay, sm_secs(dur_after(d, b"delay=")));
+    } else if let Some((alias, to)) = b.strip_prefix(b"alias <").and_then(|r| {
+        let p = find(r, b"> => ")?;
+        Some((&r[..p], &r[p + 5..]))
+    }) {
+        // `alias <flaky@dom> => "|/etc/mail/smrsh/tempfail"` (LogLevel 10 and up): a recipient
+        // expanded by the aliases file
+        row.s(C::kind, b"alias");
+        row.so(C::orig_to, nonempty(alias));
+        row.so(C::recipient, nonempty(to.strip_prefix(b"\"").and_then(|t| t.strip_suffix(b"\"")).unwrap_or(to)));
+    } else if b.starts_with(b"Milter") && matches!(b.get(6), Some(b':' | b' ')) {
+        // `Milter: no active filter` (LogLevel 10 and up): the milter state of a transaction
+        row.s(C::kind, b"milter_notice");
+        row.s(C::detail, b);
+    } else if b.starts_with(b"AUTH warning: ") || (b.starts_with(b"error: safesasl(") && find(b, b") failed: ").is_some()) {
+        // SASL without any mechanism or configuration file: `AUTH warning: no mechanisms` with
+        // each connection, `error: safesasl(/etc/sasl2/Sendmail.conf) failed: ...` at the start;
+        // the server offers no AUTH, which a server that uses none never needs (no event)
+        row.s(C::kind, b"auth_notice");
+        row.s(C::severity, if b.starts_with(b"error") { b"error".as_slice() } else { b"warning" });
+        row.s(C::detail, b);
+    } else if b.starts_with(b"STARTTLS: ") && b.ends_with(b" missing") {
+        // `STARTTLS: ServerCertFile missing`: TLS is not offered (the daemon's start)
+        row.s(C::kind, b"warning");
+        row.s(C::severity, b"warning");
+        row.s(C::detail, b);
     } else if b.starts_with(b"starting daemon (")
+        || b.starts_with(b"started as: ")
+        || (b.starts_with(b"engine=") && find(b, b", initialized=").is_some())
         || b.starts_with(b"accepting connections again for daemon ")
         || b.starts_with(b"alias database ")
         || find(b, b" aliases, longest ").is_some()
     {
-        // the daemon's own life: started, accepting again after a limit, aliases rebuilt
+        // the daemon's own life: started (its command line, its TLS engine), accepting again
+        // after a limit, aliases rebuilt
         row.s(C::kind, b"master");
     } else if b.starts_with(b"<") && find(b, b">... ").is_some() {
         // a recipient refused: `<user@domain>... No such user here`, `<u@d>... User unknown`
@@ -1692,6 +1729,52 @@ mod tests {
             assert!(s(&r, C::detail).is_some_and(|d| d.ends_with("bounce: discarding bounce/11984924")));
             // not a line of message 11984924's own life (its number is a reused inode)
             assert_eq!(s(&r, C::queue_id), None);
+        }
+    }
+
+    // tests/fixtures/recorded/sendmail-loglevel-14: `confLOG_LEVEL` 14
+    #[test]
+    fn sendmail_loglevel_14_lines_are_understood() {
+        // a connection, before any queue id
+        let line = sm("NOQUEUE: connect from localhost [127.0.0.1]");
+        let r = parsed(&line);
+        assert_eq!(s(&r, C::kind), Some("connect"));
+        assert_eq!(s(&r, C::queue_id), None);
+        assert_eq!((s(&r, C::client_host), s(&r, C::client_ip)), (Some("localhost"), Some("127.0.0.1")));
+        // the message is finished: its queue file removed
+        let line = sm("6ARLMN3p000524: done; delay=00:00:00, ntries=1");
+        let r = parsed(&line);
+        assert_eq!(s(&r, C::kind), Some("removed"));
+        assert_eq!(s(&r, C::queue_id), Some("6ARLMN3p000524"));
+        let line = sm("6ARLMN3p000524: done; delay=1+02:03:04, ntries=9");
+        assert!(matches!(parsed(&line).get(C::delay), V::F(x) if x == 93784.0));
+        // an alias expansion; the alias database line is still the daemon's
+        let line = sm("6ARLMN3p000524: alias <flaky@bench.test> => \"|/etc/mail/smrsh/tempfail\"");
+        let r = parsed(&line);
+        assert_eq!(s(&r, C::kind), Some("alias"));
+        assert_eq!((s(&r, C::orig_to), s(&r, C::recipient)), (Some("flaky@bench.test"), Some("|/etc/mail/smrsh/tempfail")));
+        let line = sm("alias database /etc/mail/aliases rebuilt by root");
+        assert_eq!(s(&parsed(&line), C::kind), Some("master"));
+        // each session's milter and SASL state: notices, no events
+        let line = sm("6ARLMN3p000524: Milter: no active filter");
+        assert_eq!(s(&parsed(&line), C::kind), Some("milter_notice"));
+        for (rest, severity) in [
+            ("AUTH warning: no mechanisms", "warning"),
+            ("error: safesasl(/etc/sasl2/Sendmail.conf) failed: No such file or directory", "error"),
+        ] {
+            let line = sm(rest);
+            let r = parsed(&line);
+            assert_eq!((s(&r, C::kind), s(&r, C::severity)), (Some("auth_notice"), Some(severity)), "{rest}");
+        }
+        // the daemon's start: TLS not offered (a warning, and STARTTLS is no queue id), its
+        // TLS engine and its command line
+        let line = sm("STARTTLS: ServerCertFile missing");
+        let r = parsed(&line);
+        assert_eq!((s(&r, C::kind), s(&r, C::queue_id)), (Some("warning"), None));
+        assert_eq!(s(&r, C::detail), Some("STARTTLS: ServerCertFile missing"));
+        for rest in ["engine=(null), path=(null), ispre=1, pre=0, initialized=0", "started as: /usr/sbin/sendmail -bd -q30s"] {
+            let line = sm(rest);
+            assert_eq!(s(&parsed(&line), C::kind), Some("master"), "{rest}");
         }
     }
 
