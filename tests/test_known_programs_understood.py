@@ -8,8 +8,9 @@ parser learns it or classifies it as known noise. The real-lines corpus
 (tests/fixtures/corpus) is among the fixtures.
 
 The lines are found independently of the listing: the syslog tag of each raw line (or, in
-an Exim mainlog, its message id) is read by a regex here, and the parser's kind of that
-line decides.
+an Exim mainlog, its stamp: every line there is Exim's, those naming no message too, such as
+the connections and sessions the `smtp_connection` and other log selectors add) is read by a
+regex here, and the parser's kind of that line decides.
 """
 
 from __future__ import annotations
@@ -33,11 +34,9 @@ KNOWN_TAG = re.compile(
     r"(postfix[^\s\[:]*|sendmail|sm-[^\s\[:]+|exim4?|qmail[^\s\[:]*|courier[^\s\[:]*|(?:pop3|imap)d(?:-ssl)?"
     r"|dovecot|opendkim|opendmarc|smtpd)(?:\[\d+\])?: "
 )
-# Exim's own mainlog has no syslog tag: a line naming an Exim message id is Exim's
-EXIM_MAINLOG = re.compile(
-    r"^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d(?:\.\d+)?(?: [-+]\d{4})?(?: \[\d+\])? "
-    r"[0-9A-Za-z]{6}-[0-9A-Za-z]{6,11}-[0-9A-Za-z]{2,4} "
-)
+# Exim's own mainlog has no syslog tag: a line with its stamp (`+millisec`, a zone, `[pid]`
+# optional) is Exim's, whether or not it names a message
+EXIM_MAINLOG = re.compile(r"^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d(?:\.\d+)?(?: [-+]\d{4})?(?: \[\d+\])? \S")
 
 
 def _text(path: Path) -> str:

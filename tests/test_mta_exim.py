@@ -179,3 +179,80 @@ def test_queue_runners_locked_and_frozen_messages(landed):
     failed = sorted(re.search(r" \*\* ([^\s:]+)", t).group(1) for t in lines if " ** " in t)
     got = con.execute("select recipient from raw.maillog where kind = 'delivery' and status = 'bounced'")
     assert sorted(r for (r,) in got.fetchall()) == failed
+
+
+LOG_SELECTOR_ALL = ROOT / "tests" / "fixtures" / "recorded" / "exim-log-selector-all"
+
+
+def test_every_log_selector_counts_match_eximstats(landed):
+    """A recorded run with `log_selector = +all` (the fixture's README): received, delivered
+    and rejected, per run and per minute, and the messages with a deferral or a failure
+    (eximstats' "Delayed" and "Failed") equal eximstats'; no line is left as `other`."""
+    con = landed(LOG_SELECTOR_ALL)
+    oracle = eximstats(LOG_SELECTOR_ALL)
+    text = (ORACLES / LOG_SELECTOR_ALL.name / "eximstats.txt").read_text()
+    delayed, failed = map(
+        int, re.search(r"^\s+Received\s+\S+\s+\d+\s+\d+\s+(\d+)\s+\S+\s+(\d+)", text, re.M).groups()
+    )
+    counts = dict(con.execute("select counts_as, count(*) from raw.maillog group by 1").fetchall())
+    assert (counts["received"], counts["delivered"], counts["rejected"]) == (
+        oracle["received"],
+        oracle["delivered"],
+        oracle["rejects"],
+    )
+    messages = con.execute(
+        "select count(distinct queue_id) filter (where counts_as = 'deferred'),"
+        " count(distinct queue_id) filter (where counts_as = 'bounced') from raw.maillog"
+    ).fetchone()
+    assert messages == (delayed, failed)
+    for key in ("received", "delivered"):
+        q = f"select strftime(ts, '%H:%M'), count(*) from raw.maillog where counts_as = '{key}' group by 1"
+        assert dict(con.execute(q).fetchall()) == oracle[key + "_per_minute"], key
+    assert con.execute("select count(*) from raw.maillog where kind = 'other'").fetchone()[0] == 0
+
+
+def test_every_log_selector_fields_are_the_lines_own(landed):
+    """With every selector on, arrivals carry `I=`, `RT=`, a subject and Exim's own `id*=`,
+    and session lines name their client: each field equals the raw line's, read here by regex."""
+    con = landed(LOG_SELECTOR_ALL)
+    lines = mainlog_lines(LOG_SELECTOR_ALL)
+    stamp = r"^\S+ \S+ \[\d+\] "
+    arrival = re.compile(
+        stamp + r"\S+ <= (\S+) (?:R=(\S+) )?(?:U=\S+ )?(?:H=(?:\(([^)]*)\) )?\[([^\]]+)\]:(\d+) I=\S+ )?"
+        r"P=(\S+) .*?S=(\d+) .*? id\*?=(\S+) T=\""
+    )
+    want = {}
+    for n, t in enumerate(lines, 1):
+        if m := arrival.match(t):
+            sender, related, helo, ip, port, proto, size, msgid = m.groups()
+            want[n] = (sender.strip("<>"), int(size), msgid, helo, ip, port and int(port), related, proto)
+    got = con.execute(
+        "select line_no, sender, size, message_id, helo, client_ip, client_port, related_queue_id, proto"
+        " from raw.maillog where kind = 'arrival'"
+    ).fetchall()
+    assert want and {n: tuple(rest) for n, *rest in got} == want
+    assert sum(1 for t in lines if " id*=" in t) > 0 and None not in {w[2] for w in want.values()}
+    # a delivery's recipient is the address (in angle brackets for a local part), never the
+    # router or transport, and a local delivery has no relay
+    delivery = re.compile(stamp + r"\S+ (?:=>|==|\*\*) (\S+?):? (?:<([^>]+)> )?")
+    want_rcpt = Counter(m.group(2) or m.group(1) for t in lines if (m := delivery.match(t)))
+    got_rcpt = con.execute("select recipient, count(*) from raw.maillog where kind = 'delivery' group by 1")
+    assert Counter(dict(got_rcpt.fetchall())) == want_rcpt
+    assert con.execute(
+        "select count(*) from raw.maillog where kind = 'delivery' and relay is not null"
+    ).fetchone() == (0,)
+    # the session lines that name no message: each kind with the client's address and port
+    session = {
+        "connect": r"SMTP connection from .*\(TCP/IP connection count = \d+\)$",
+        "disconnect": r"SMTP connection from .* closed by QUIT$",
+        "idle_connection": r"no MAIL in SMTP connection from ",
+        "protocol_error": r"SMTP (?:syntax|protocol) error in ",
+        "incomplete_transaction": r"H=.* incomplete transaction \(",
+    }
+    for kind, pattern in session.items():
+        raw = [t for t in lines if re.match(stamp + pattern, t)]
+        clients = Counter(re.search(r"\[([^\]]+)\]:(\d+) I=", t).groups() for t in raw)
+        q = f"select client_ip, client_port::varchar, count(*) from raw.maillog where kind = '{kind}'"
+        q += " group by all"
+        got = Counter({(ip, port): n for ip, port, n in con.execute(q).fetchall()})
+        assert raw and got == clients, kind

@@ -148,3 +148,119 @@ def test_notices_limits_and_daemon_lines(landing_con):
     assert warnings == sum(bool(limit.search(t)) for t in lines) > 0
     other = f"select count(*) from raw.maillog where file_id = {fid} and kind = 'other'"
     assert con.execute(other).fetchone()[0] == 0
+
+
+LOGLEVEL_14 = ROOT / "tests" / "fixtures" / "recorded" / "sendmail-loglevel-14"
+
+
+def test_loglevel_14_counts_match_mailstats_and_the_raw_lines(landing_con):
+    """A recorded run with LogLevel 14 (the fixture's README): messages received plus the
+    notices sendmail made, deliveries and connections equal mailstats'; received, delivered and
+    rejected per minute, deferred and bounced per run equal the raw lines' counts; no sendmail
+    line is left as `other`."""
+    fid = 424244  # a file id of its own: the landing's parts folder may be shared
+    land_file(landing_con, MaillogParser(), LOGLEVEL_14 / "maillog.gz", file_id=fid, year=2026)
+    con = landing_con
+    oracle = mailstats(LOGLEVEL_14)
+    n = {
+        k: con.execute(f"select count(*) from raw.maillog where file_id = {fid} and {w}").fetchone()[0]
+        for k, w in COUNTED.items() | {"notices": "kind = 'bounce_notice'"}.items()
+    }
+    assert (n["received"] + n["notices"], n["delivered"]) == (oracle["from"], oracle["to"])
+    transactions, idle = con.execute(
+        "select count(*) filter (where kind in ('from', 'from_no_rcpt', 'from_aborted')),"
+        " count(*) filter (where kind = 'idle_connection')"
+        f" from raw.maillog where file_id = {fid}"
+    ).fetchone()
+    assert transactions + idle == oracle["connections"]
+
+    want = raw_minutes(LOGLEVEL_14)
+    for key, where in COUNTED.items():
+        q = f"select strftime(ts, '%H:%M'), count(*) from raw.maillog where file_id = {fid} and {where}"
+        got = con.execute(q + " group by 1")
+        assert Counter(dict(got.fetchall())) == want[key], key
+    assert sum(want["rejected"].values()) > 0
+
+    lines = gzip.decompress((LOGLEVEL_14 / "maillog.gz").read_bytes()).decode().splitlines()
+    stats = Counter(m[1] for t in lines if (m := re.search(r": to=.*, stat=(\w+)", t)))
+    counted = dict(
+        con.execute(
+            f"select counts_as, count(*) from raw.maillog where file_id = {fid} group by 1"
+        ).fetchall()
+    )
+    bounced = sum(v for k, v in stats.items() if k not in ("Sent", "Deferred", "queued"))
+    assert (counted["deferred"], counted["bounced"]) == (stats["Deferred"], bounced)
+    assert counted["deferred"] > 0 and bounced > 0
+    assert con.execute(
+        f"select count(*) from raw.maillog where file_id = {fid} and kind = 'other'"
+    ).fetchone() == (0,)
+
+
+def test_loglevel_14_lines_and_fields(landing_con):
+    """The lines LogLevel 14 adds are understood, and each from= and to= line's fields equal
+    the raw line's (read here by regex)."""
+    fid = 424245
+    land_file(landing_con, MaillogParser(), LOGLEVEL_14 / "maillog.gz", file_id=fid, year=2026)
+    con = landing_con
+    lines = gzip.decompress((LOGLEVEL_14 / "maillog.gz").read_bytes()).decode().splitlines()
+    body = [SM.match(t) for t in lines]
+
+    def kinds(pattern: str) -> Counter:
+        hit = [n for n, m in enumerate(body, 1) if m and re.match(pattern, m[4])]
+        got = con.execute(f"select line_no, kind from raw.maillog where file_id = {fid}").fetchall()
+        by_line = dict(got)
+        return Counter(by_line[n] for n in hit)
+
+    # a connection (no queue id yet: NOQUEUE), each message's end, alias expansions
+    connects = [m for m in body if m and m[3] == "NOQUEUE" and m[4].startswith("connect from ")]
+    assert kinds(r"connect from ") == Counter(connect=len(connects)) and connects
+    got = con.execute(
+        f"select client_ip, count(*) from raw.maillog where file_id = {fid} and kind = 'connect' group by 1"
+    ).fetchall()
+    assert dict(got) == Counter(re.search(r"\[([^\]]+)\]$", m[4])[1] for m in connects)
+    done = [m[3] for m in body if m and m[4].startswith("done; delay=")]
+    assert kinds(r"done; delay=") == Counter(removed=len(done))
+    got = con.execute(f"select queue_id from raw.maillog where file_id = {fid} and kind = 'removed'")
+    assert sorted(q for (q,) in got.fetchall()) == sorted(done)
+    assert kinds(r"alias <[^>]+> => ") == Counter(
+        alias=sum(1 for m in body if m and m[4].startswith("alias <"))
+    )
+    # a session's milter and SASL state is no event; the daemon's start is its own lines
+    assert set(kinds(r"Milter: |AUTH warning: |error: safesasl\(")) == {"milter_notice", "auth_notice"}
+    assert set(kinds(r"started as: |starting daemon |engine=")) == {"master"}
+    # STARTTLS is no queue id
+    assert con.execute(
+        f"select count(*) from raw.maillog where file_id = {fid} and queue_id = 'STARTTLS'"
+    ).fetchone() == (0,)
+
+    froms = {}
+    tos = {}
+    for n, m in enumerate(body, 1):
+        if not m:
+            continue
+        if m[4].startswith("from="):
+            f = dict(re.findall(r"(\w+)=(<[^>]*>|[^,]*)", m[4]))
+            ip = re.search(r"relay=.*\[([^\]]+)\]", m[4])[1]
+            froms[n] = (
+                f["from"].strip("<>"),
+                int(f["size"]),
+                int(f["nrcpts"]),
+                f.get("msgid", "").strip("<>") or None,
+                ip,
+            )
+        elif m[4].startswith("to="):
+            to = re.match(r"to=(.*?), [a-z_]+=", m[4])[1]
+            to = to[1:-1] if to.startswith("<") else to
+            dsn = re.search(r", dsn=([\d.]+)", m[4])[1]
+            mailer = re.search(r", mailer=([^,]*)", m[4])[1]
+            tos[n] = (m[3], to, dsn, mailer)
+    got = con.execute(
+        f"select line_no, sender, size, nrcpt, message_id, client_ip from raw.maillog where file_id = {fid}"
+        " and kind in ('from', 'from_no_rcpt', 'from_aborted')"
+    ).fetchall()
+    assert froms and {n: tuple(r) for n, *r in got} == froms
+    got = con.execute(
+        f"select line_no, queue_id, recipient, dsn, mailer from raw.maillog where file_id = {fid}"
+        " and kind = 'delivery'"
+    ).fetchall()
+    assert tos and {n: tuple(r) for n, *r in got} == tos

@@ -264,12 +264,49 @@ pub fn sendmail<'a>(row: &mut Row<'a>, b: &'a [u8]) {
         row.s(C::severity, b"warning");
         row.s(C::detail, &b[p + 2..]);
         sm_client(row, &b[..p]);
+    } else if let Some(r) = b.strip_prefix(b"connect from ") {
+        // `NOQUEUE: connect from host [ip]` (LogLevel 14 and up): a client connected
+        row.s(C::kind, b"connect");
+        sm_client(row, r);
+    } else if let Some(d) = b.strip_prefix(b"done; ") {
+        // `done; delay=0:00:00, ntries=1` (LogLevel 12 and up): the queue file is removed, the
+        // message is finished (as Postfix's `removed`); one still deferred logs none
+        row.s(C::kind, b"removed");
+        row.f(C::delay, sm_secs(dur_after(d, b"delay=")));
+    } else if let Some((alias, to)) = b.strip_prefix(b"alias <").and_then(|r| {
+        let p = find(r, b"> => ")?;
+        Some((&r[..p], &r[p + 5..]))
+    }) {
+        // `alias <flaky@dom> => "|/etc/mail/smrsh/tempfail"` (LogLevel 10 and up): a recipient
+        // expanded by the aliases file
+        row.s(C::kind, b"alias");
+        row.so(C::orig_to, nonempty(alias));
+        row.so(C::recipient, nonempty(to.strip_prefix(b"\"").and_then(|t| t.strip_suffix(b"\"")).unwrap_or(to)));
+    } else if b.starts_with(b"Milter") && matches!(b.get(6), Some(b':' | b' ')) {
+        // `Milter: no active filter` (LogLevel 10 and up): the milter state of a transaction
+        row.s(C::kind, b"milter_notice");
+        row.s(C::detail, b);
+    } else if b.starts_with(b"AUTH warning: ") || (b.starts_with(b"error: safesasl(") && find(b, b") failed: ").is_some()) {
+        // SASL without any mechanism or configuration file: `AUTH warning: no mechanisms` with
+        // each connection, `error: safesasl(/etc/sasl2/Sendmail.conf) failed: ...` at the start;
+        // the server offers no AUTH, which a server that uses none never needs (no event)
+        row.s(C::kind, b"auth_notice");
+        row.s(C::severity, if b.starts_with(b"error") { b"error".as_slice() } else { b"warning" });
+        row.s(C::detail, b);
+    } else if b.starts_with(b"STARTTLS: ") && b.ends_with(b" missing") {
+        // `STARTTLS: ServerCertFile missing`: TLS is not offered (the daemon's start)
+        row.s(C::kind, b"warning");
+        row.s(C::severity, b"warning");
+        row.s(C::detail, b);
     } else if b.starts_with(b"starting daemon (")
+        || b.starts_with(b"started as: ")
+        || (b.starts_with(b"engine=") && find(b, b", initialized=").is_some())
         || b.starts_with(b"accepting connections again for daemon ")
         || b.starts_with(b"alias database ")
         || find(b, b" aliases, longest ").is_some()
     {
-        // the daemon's own life: started, accepting again after a limit, aliases rebuilt
+        // the daemon's own life: started (its command line, its TLS engine), accepting again
+        // after a limit, aliases rebuilt
         row.s(C::kind, b"master");
     } else if b.starts_with(b"<") && find(b, b">... ").is_some() {
         // a recipient refused: `<user@domain>... No such user here`, `<u@d>... User unknown`
@@ -478,15 +515,20 @@ pub fn exim<'a>(row: &mut Row<'a>, m: &'a [u8]) {
         b"<=" => {
             row.s(C::kind, b"arrival");
             row.s(C::sender, trim_angles(upto(rest, b' ')));
-            let c = exim_host(rest, true);
+            // the fields end where the subject (`T="..."`, the `subject` log selector) begins:
+            // after it come only `from <sender>` and `for <recipients>`, and the subject's text
+            // is the client's, so a ` S=` or ` H=` in it is no field
+            let fields = find(rest, b" T=\"").map_or(rest, |e| &rest[..e]);
+            let c = exim_host(fields, true);
             row.so(C::client, c);
             if let Some(c) = c {
-                split_host(row, c, C::client_host, C::client_ip, C::client_port);
+                exim_client(row, c);
             }
-            row.i(C::size, digits_after(rest, b" S=").and_then(to_i64));
-            row.so(C::message_id, token_after(rest, b" id="));
-            row.so(C::proto, token_after(rest, b" P="));
-            row.so(C::related_queue_id, token_after(rest, b" R="));
+            row.i(C::size, digits_after(fields, b" S=").and_then(to_i64));
+            // `id*=`: the Message-ID Exim made itself (the `msg_id_created` selector)
+            row.so(C::message_id, token_after(fields, b" id=").or_else(|| token_after(fields, b" id*=")));
+            row.so(C::proto, token_after(fields, b" P="));
+            row.so(C::related_queue_id, token_after(fields, b" R="));
         }
         b"=>" | b"->" | b"*>" | b"**" | b"==" => {
             row.s(C::kind, b"delivery");
@@ -529,7 +571,9 @@ pub fn exim<'a>(row: &mut Row<'a>, m: &'a [u8]) {
             let failed = flag == b"**" || flag == b"==";
             row.s(C::status, if flag == b"**" { b"bounced" } else if flag == b"==" { b"deferred" } else { b"sent" });
             if failed {
-                row.so(C::status_text, each_after(rest, b": ", Some).and_then(nonempty));
+                // the `deliver_time` selector ends a failure with ` DT=<time>`: not Exim's message
+                let text = each_after(rest, b": ", Some).map(|t| exim_strip_dt(t));
+                row.so(C::status_text, text.and_then(nonempty));
                 let code = leftmost_code(rest);
                 row.i(C::smtp_code, code.and_then(to_i32));
             } else {
@@ -539,8 +583,17 @@ pub fn exim<'a>(row: &mut Row<'a>, m: &'a [u8]) {
             }
         }
         b"Completed" => row.s(C::kind, b"removed"),
+        _ if !id.is_empty() && flag.starts_with(b"<") && exim_transport_output(row, flag, rest) => {}
         _ => {
-            if let Some(r) = m.strip_prefix(b"Connection from ").filter(|r| find(r, b" refused").is_some()) {
+            if exim_session(row, m) {
+                // a connection's or a session's own line (log selectors `smtp_connection`,
+                // `smtp_no_mail`, `smtp_syntax_error`, `smtp_protocol_error`)
+            } else if let Some(r) = m.strip_prefix(b"cwd=") {
+                // the `arguments` selector: each Exim process logs its working directory and
+                // command line as it starts (`cwd=/var/spool/exim4 3 args: /usr/sbin/exim4 -Mc <id>`)
+                row.s(C::kind, b"invocation");
+                row.so(C::detail, find(r, b" args: ").map(|p| &r[p + 7..]).and_then(nonempty));
+            } else if let Some(r) = m.strip_prefix(b"Connection from ").filter(|r| find(r, b" refused").is_some()) {
                 // `Connection from [127.0.0.1] refused: too many connections` (smtp_accept_max,
                 // _per_host, a reserve): the client got 421 before any transaction, nothing refused
                 // a message, so a warning as sendmail's connection throttle
@@ -573,7 +626,7 @@ pub fn exim<'a>(row: &mut Row<'a>, m: &'a [u8]) {
                 let c = exim_host(m, true);
                 row.so(C::client, c);
                 if let Some(c) = c {
-                    split_host(row, c, C::client_host, C::client_ip, C::client_port);
+                    exim_client(row, c);
                 }
                 row.so(C::sender, angle_after(m, b" F=<").and_then(nonempty));
                 row.so(
@@ -615,6 +668,130 @@ pub fn exim<'a>(row: &mut Row<'a>, m: &'a [u8]) {
             }
         }
     }
+}
+
+/// Exim's client as it logs it: `host (helo) [ip]:port`, `(helo) [ip]:port` (no host name:
+/// `host_lookup` off or failed) or `[ip]:port`. The name in parentheses is what the client
+/// said in HELO/EHLO, not a host name.
+fn exim_client<'a>(row: &mut Row<'a>, c: &'a [u8]) {
+    let mut r = c;
+    let mut host = None;
+    if !r.starts_with(b"(") && !r.starts_with(b"[") {
+        let n = run(r, |b| !is_space(b));
+        host = Some(&r[..n]);
+        r = r[n..].trim_ascii_start();
+    }
+    if let Some(x) = r.strip_prefix(b"(") {
+        if let Some(e) = find_byte(x, b')') {
+            row.so(C::helo, nonempty(&x[..e]));
+            r = x[e + 1..].trim_ascii_start();
+        }
+    }
+    if r.starts_with(b"[") {
+        split_host(row, r, C::client_host, C::client_ip, C::client_port);
+    }
+    row.so(C::client_host, host);
+}
+
+/// `text DT=<time>` -> `text`
+fn exim_strip_dt(t: &[u8]) -> &[u8] {
+    match find(t, b" DT=") {
+        Some(p) if exim_secs(Some(&t[p + 4..])).is_some() => &t[..p],
+        _ => t,
+    }
+}
+
+/// `<id> <addr>: <transport> transport output: <text>` (a transport's `log_output`): what a
+/// pipe or other local transport said for one recipient, as Courier's delivery replies.
+fn exim_transport_output<'a>(row: &mut Row<'a>, flag: &'a [u8], rest: &'a [u8]) -> bool {
+    let Some(addr) = flag.strip_suffix(b">:").and_then(|f| f.strip_prefix(b"<")) else { return false };
+    let Some(p) = find(rest, b" transport output: ") else { return false };
+    let transport = &rest[..p];
+    if transport.is_empty() || transport.iter().any(|&b| is_space(b)) {
+        return false;
+    }
+    row.s(C::kind, b"delivery_reply");
+    row.so(C::recipient, nonempty(addr));
+    row.s(C::mailer, transport);
+    row.so(C::status_text, nonempty(&rest[p + 19..]));
+    true
+}
+
+/// The lines of one SMTP session that name no message:
+/// `SMTP connection from <client> (TCP/IP connection count = N)` (connect),
+/// `SMTP connection from <client> closed by QUIT` (disconnect), `... lost` or
+/// `... lost while reading message data` (lost_connection),
+/// `no MAIL in SMTP connection from <client> D=<time> C=<commands>` (idle_connection),
+/// `SMTP syntax error in "<cmd>" H=<client> <reason>` and `SMTP protocol error in "<cmd>"
+/// H=<client> <reason>` (protocol_error: the client got a 5xx for one command), and
+/// `H=<client> incomplete transaction (<why>) from <sender>` (a transaction the client left
+/// before DATA ended: nothing was received). `<client>` may be followed by `I=[ip]:port` (the
+/// `incoming_interface` selector). Returns false for any other line.
+fn exim_session<'a>(row: &mut Row<'a>, m: &'a [u8]) -> bool {
+    // the client at the start of `r`, and what follows it and its ` I=...`
+    fn client_then<'a>(row: &mut Row<'a>, r: &'a [u8]) -> Option<&'a [u8]> {
+        let c = exim_host_at(r, true)?;
+        row.s(C::client, c);
+        exim_client(row, c);
+        let mut t = &r[c.len()..];
+        if let Some(x) = t.strip_prefix(b" I=") {
+            t = &x[run(x, |b| !is_space(b))..];
+        }
+        Some(t.strip_prefix(b" ").unwrap_or(t))
+    }
+    if let Some(r) = m.strip_prefix(b"SMTP connection from ") {
+        let kind: &[u8] = if r.ends_with(b" closed by QUIT") {
+            b"disconnect"
+        } else if find(r, b" (TCP/IP connection count = ").is_some() {
+            b"connect"
+        } else if r.ends_with(b" lost") || r.ends_with(b" lost while reading message data") {
+            b"lost_connection"
+        } else {
+            return false;
+        };
+        row.s(C::kind, kind);
+        let t = client_then(row, r);
+        if kind == b"lost_connection" {
+            row.so(C::detail, t.and_then(nonempty));
+        }
+        return true;
+    }
+    if let Some(r) = m.strip_prefix(b"no MAIL in SMTP connection from ") {
+        row.s(C::kind, b"idle_connection");
+        if let Some(t) = client_then(row, r) {
+            // `D=<session time> C=<commands>`
+            for w in t.split(|&b| b == b' ') {
+                if let Some(x) = w.strip_prefix(b"C=") {
+                    row.so(C::commands, nonempty(x));
+                } else if let Some(x) = w.strip_prefix(b"D=") {
+                    row.f(C::delay, exim_secs(Some(x)));
+                }
+            }
+        }
+        return true;
+    }
+    for lead in [b"SMTP syntax error in \"".as_slice(), b"SMTP protocol error in \""] {
+        let Some(r) = m.strip_prefix(lead) else { continue };
+        // the command is quoted as the client sent it: the last `" H=` ends it
+        let Some(q) = memchr::memmem::rfind(r, b"\" H=") else { return false };
+        row.s(C::kind, b"protocol_error");
+        row.so(C::detail, nonempty(&r[..q]));
+        let t = client_then(row, &r[q + 4..]);
+        row.so(C::reason, t.and_then(nonempty));
+        return true;
+    }
+    if m.starts_with(b"H=") {
+        if let Some(p) = find(m, b" incomplete transaction (") {
+            row.s(C::kind, b"incomplete_transaction");
+            client_then(row, &m[2..p + 1]);
+            let r = &m[p + 25..];
+            let e = find_byte(r, b')').unwrap_or(r.len());
+            row.so(C::reason, nonempty(&r[..e]));
+            row.so(C::sender, angle_after(r, b" from <"));
+            return true;
+        }
+    }
+    false
 }
 
 /// A queue runner passing a message by: `<id> Spool file for <id> is locked (another process
@@ -1482,6 +1659,104 @@ mod tests {
         assert_eq!(s(&r, C::recipient), Some("nouser1@bench.test"));
     }
 
+    // tests/fixtures/recorded/exim-log-selector-all: `log_selector = +all`
+    #[test]
+    fn exim_every_selector_arrival_fields() {
+        // milliseconds and [pid] in the stamp, I=, RT=, a subject holding field-like text
+        let r = parsed(
+            "2026-11-27 21:18:01.873 [32] 1xX3KT-00000W-2f <= user4@bench.test H=(localhost) [127.0.0.1]:50696 I=[127.0.0.1]:25 P=esmtp L.- S=3837 M8S=0 RT=0.043s id=6B09F389.0F2.002.user4@bench.test T=\"$AT0 S=9 R=x H=y id=z\" from <user4@bench.test> for user66@bench.test",
+        );
+        assert_eq!(s(&r, C::kind), Some("arrival"));
+        assert_eq!(i(&r, C::pid), Some(32));
+        assert_eq!(s(&r, C::sender), Some("user4@bench.test"));
+        assert_eq!(i(&r, C::size), Some(3837));
+        assert_eq!(s(&r, C::message_id), Some("6B09F389.0F2.002.user4@bench.test"));
+        assert_eq!(s(&r, C::client), Some("(localhost) [127.0.0.1]:50696"));
+        assert_eq!((s(&r, C::client_host), s(&r, C::helo)), (None, Some("localhost")));
+        assert_eq!((s(&r, C::client_ip), i(&r, C::client_port)), (Some("127.0.0.1"), Some(50696)));
+        assert_eq!(s(&r, C::proto), Some("esmtp"));
+        assert_eq!(s(&r, C::related_queue_id), None);
+        // a bounce Exim made: its own Message-ID (`id*=`) and the message it returns (`R=`)
+        let r = parsed(
+            "2026-11-27 21:18:24.229 [611] 1xX3Kq-00009r-0i <= <> R=1xX3Kq-00009j-0Y U=Debian-exim P=local S=2426 M8S=0 RT=0.005s id*=E1xX3Kq-00009r-0i@mx-exim.bench.test T=\"Mail delivery failed: returning message to sender\" from <> for user6@bench.test",
+        );
+        assert_eq!(s(&r, C::sender), Some(""));
+        assert_eq!(s(&r, C::message_id), Some("E1xX3Kq-00009r-0i@mx-exim.bench.test"));
+        assert_eq!(s(&r, C::related_queue_id), Some("1xX3Kq-00009j-0Y"));
+        assert_eq!(s(&r, C::client), None);
+        // a host name before the HELO name
+        let r = parsed("2026-11-27 21:18:01 1xX3KT-00000W-2f <= a@b.test H=mx.b.test (helo.b.test) [192.0.2.7]:4025 P=esmtp S=10 id=x@b");
+        assert_eq!((s(&r, C::client_host), s(&r, C::helo), s(&r, C::client_ip)), (Some("mx.b.test"), Some("helo.b.test"), Some("192.0.2.7")));
+    }
+
+    #[test]
+    fn exim_every_selector_deliveries() {
+        let r = parsed(
+            "2026-11-27 21:18:01.925 [35] 1xX3KT-00000X-2f => user185 <user185@bench.test> F=<user182@bench.test> P=<user182@bench.test> R=bench_users T=bench_maildir S=1154 QT=0.056s DT=0.012s",
+        );
+        assert_eq!((s(&r, C::kind), s(&r, C::status)), (Some("delivery"), Some("sent")));
+        assert_eq!(s(&r, C::recipient), Some("user185@bench.test"));
+        assert_eq!(s(&r, C::relay), None);
+        let r = parsed(
+            "2026-11-27 21:18:24.206 [605] 1xX3Kq-00009j-0Y ** hard1@bench.test F=<user6@bench.test> P=<user6@bench.test> R=hard_users T=hardfail_pipe: Child process of hardfail_pipe transport returned 69 (could mean service or program unavailable) from command: /bin/sh DT=0.011s",
+        );
+        assert_eq!((s(&r, C::status), s(&r, C::recipient)), (Some("bounced"), Some("hard1@bench.test")));
+        assert_eq!(
+            s(&r, C::status_text),
+            Some("Child process of hardfail_pipe transport returned 69 (could mean service or program unavailable) from command: /bin/sh")
+        );
+        let r = parsed("2026-11-27 21:18:24.866 [658] 1xX3Kn-000088-12 == flaky1@bench.test R=flaky_users T=tempfail_pipe defer (-53) DT=0.000s: Retry time not yet reached");
+        assert_eq!((s(&r, C::status), s(&r, C::recipient)), (Some("deferred"), Some("flaky1@bench.test")));
+        assert_eq!(s(&r, C::status_text), Some("Retry time not yet reached"));
+        // what the transport said (`log_output`)
+        let r = parsed("2026-11-27 21:18:21.335 [505] 1xX3Kn-000088-12 <flaky1@bench.test>: tempfail_pipe transport output: mailbox busy");
+        assert_eq!(s(&r, C::kind), Some("delivery_reply"));
+        assert_eq!(s(&r, C::queue_id), Some("1xX3Kn-000088-12"));
+        assert_eq!(s(&r, C::recipient), Some("flaky1@bench.test"));
+        assert_eq!(s(&r, C::mailer), Some("tempfail_pipe"));
+        assert_eq!(s(&r, C::status_text), Some("mailbox busy"));
+    }
+
+    #[test]
+    fn exim_every_selector_session_and_process_lines() {
+        let p = "2026-11-27 21:18:01.823 [27] ";
+        for (rest, kind, ip, port) in [
+            ("SMTP connection from [127.0.0.1]:50692 I=[127.0.0.1]:25 (TCP/IP connection count = 1)", "connect", "127.0.0.1", 50692),
+            ("SMTP connection from (localhost) [127.0.0.1]:50702 I=[127.0.0.1]:25 closed by QUIT", "disconnect", "127.0.0.1", 50702),
+            ("SMTP connection from [127.0.0.1]:58876 I=[127.0.0.1]:25 closed by QUIT", "disconnect", "127.0.0.1", 58876),
+            ("SMTP connection from (x) [192.0.2.1]:4000 I=[127.0.0.1]:25 lost while reading message data", "lost_connection", "192.0.2.1", 4000),
+            ("SMTP connection from [192.0.2.1]:4000 lost", "lost_connection", "192.0.2.1", 4000),
+            ("no MAIL in SMTP connection from (side.client.test) [127.0.0.1]:40462 I=[127.0.0.1]:25 D=0.301s C=EHLO,QUIT", "idle_connection", "127.0.0.1", 40462),
+            ("SMTP syntax error in \"FOO bar\" H=(side.client.test) [127.0.0.1]:40462 I=[127.0.0.1]:25 unrecognized command", "protocol_error", "127.0.0.1", 40462),
+            ("SMTP syntax error in \"MAIL FROM:<bad address@x>\" H=(side.client.test) [127.0.0.1]:58408 I=[127.0.0.1]:25 \"@\" or \".\" expected after \"bad\"", "protocol_error", "127.0.0.1", 58408),
+            ("H=(localhost) [127.0.0.1]:50844 I=[127.0.0.1]:25 incomplete transaction (QUIT) from <user44@bench.test>", "incomplete_transaction", "127.0.0.1", 50844),
+        ] {
+            let line = format!("{p}{rest}");
+            let r = parsed(&line);
+            assert_eq!(s(&r, C::kind), Some(kind), "{rest}");
+            assert_eq!((s(&r, C::client_ip), i(&r, C::client_port)), (Some(ip), Some(port)), "{rest}");
+            assert_eq!(s(&r, C::queue_id).unwrap_or(""), "", "{rest}");
+        }
+        let l1 = format!("{p}no MAIL in SMTP connection from (side.client.test) [127.0.0.1]:40462 I=[127.0.0.1]:25 D=0.301s C=EHLO,QUIT");
+        let r = parsed(&l1);
+        assert_eq!((s(&r, C::commands), s(&r, C::helo)), (Some("EHLO,QUIT"), Some("side.client.test")));
+        let l2 = format!("{p}SMTP syntax error in \"MAIL FROM:<bad address@x>\" H=(side.client.test) [127.0.0.1]:58408 I=[127.0.0.1]:25 \"@\" or \".\" expected after \"bad\"");
+        let r = parsed(&l2);
+        assert_eq!(s(&r, C::detail), Some("MAIL FROM:<bad address@x>"));
+        assert_eq!(s(&r, C::reason), Some("\"@\" or \".\" expected after \"bad\""));
+        let l3 = format!("{p}H=(localhost) [127.0.0.1]:50844 I=[127.0.0.1]:25 incomplete transaction (QUIT) from <user44@bench.test>");
+        let r = parsed(&l3);
+        assert_eq!((s(&r, C::sender), s(&r, C::reason)), (Some("user44@bench.test"), Some("QUIT")));
+        // a closing line of another wording is not taken for one
+        let l4 = format!("{p}SMTP connection from [127.0.0.1]:1 I=[127.0.0.1]:25 closed by DROP in ACL");
+        let r = parsed(&l4);
+        assert_eq!(s(&r, C::kind), Some("other"));
+        // the `arguments` selector: each process's command line
+        let r = parsed("2026-11-27 21:18:01.900 [34] cwd=/var/spool/exim4 3 args: /usr/sbin/exim4 -Mc 1xX3KT-00000W-2f");
+        assert_eq!(s(&r, C::kind), Some("invocation"));
+        assert_eq!(s(&r, C::detail), Some("/usr/sbin/exim4 -Mc 1xX3KT-00000W-2f"));
+    }
+
     #[test]
     fn qmail_discarded_bounce_is_a_warning() {
         for line in [
@@ -1589,6 +1864,52 @@ mod tests {
             assert_eq!((s(&r, C::dsn), i(&r, C::smtp_code), s(&r, C::enhanced_code)), (None, None, None), "{rest}");
         }
         assert_eq!(s(&parsed(&qd("10: report mangled, will defer")), C::status), None);
+    }
+
+    // tests/fixtures/recorded/sendmail-loglevel-14: `confLOG_LEVEL` 14
+    #[test]
+    fn sendmail_loglevel_14_lines_are_understood() {
+        // a connection, before any queue id
+        let line = sm("NOQUEUE: connect from localhost [127.0.0.1]");
+        let r = parsed(&line);
+        assert_eq!(s(&r, C::kind), Some("connect"));
+        assert_eq!(s(&r, C::queue_id), None);
+        assert_eq!((s(&r, C::client_host), s(&r, C::client_ip)), (Some("localhost"), Some("127.0.0.1")));
+        // the message is finished: its queue file removed
+        let line = sm("6ARLMN3p000524: done; delay=00:00:00, ntries=1");
+        let r = parsed(&line);
+        assert_eq!(s(&r, C::kind), Some("removed"));
+        assert_eq!(s(&r, C::queue_id), Some("6ARLMN3p000524"));
+        let line = sm("6ARLMN3p000524: done; delay=1+02:03:04, ntries=9");
+        assert!(matches!(parsed(&line).get(C::delay), V::F(x) if x == 93784.0));
+        // an alias expansion; the alias database line is still the daemon's
+        let line = sm("6ARLMN3p000524: alias <flaky@bench.test> => \"|/etc/mail/smrsh/tempfail\"");
+        let r = parsed(&line);
+        assert_eq!(s(&r, C::kind), Some("alias"));
+        assert_eq!((s(&r, C::orig_to), s(&r, C::recipient)), (Some("flaky@bench.test"), Some("|/etc/mail/smrsh/tempfail")));
+        let line = sm("alias database /etc/mail/aliases rebuilt by root");
+        assert_eq!(s(&parsed(&line), C::kind), Some("master"));
+        // each session's milter and SASL state: notices, no events
+        let line = sm("6ARLMN3p000524: Milter: no active filter");
+        assert_eq!(s(&parsed(&line), C::kind), Some("milter_notice"));
+        for (rest, severity) in [
+            ("AUTH warning: no mechanisms", "warning"),
+            ("error: safesasl(/etc/sasl2/Sendmail.conf) failed: No such file or directory", "error"),
+        ] {
+            let line = sm(rest);
+            let r = parsed(&line);
+            assert_eq!((s(&r, C::kind), s(&r, C::severity)), (Some("auth_notice"), Some(severity)), "{rest}");
+        }
+        // the daemon's start: TLS not offered (a warning, and STARTTLS is no queue id), its
+        // TLS engine and its command line
+        let line = sm("STARTTLS: ServerCertFile missing");
+        let r = parsed(&line);
+        assert_eq!((s(&r, C::kind), s(&r, C::queue_id)), (Some("warning"), None));
+        assert_eq!(s(&r, C::detail), Some("STARTTLS: ServerCertFile missing"));
+        for rest in ["engine=(null), path=(null), ispre=1, pre=0, initialized=0", "started as: /usr/sbin/sendmail -bd -q30s"] {
+            let line = sm(rest);
+            assert_eq!(s(&parsed(&line), C::kind), Some("master"), "{rest}");
+        }
     }
 
     #[test]

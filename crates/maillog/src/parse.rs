@@ -155,8 +155,11 @@ pub(crate) fn is_postfix_qid(x: &[u8]) -> bool {
             }))
 }
 
+/// A sendmail queue id: 8 to 20 letters and digits ending in the process id's digits
+/// (`6ARLMN3p000524`, `IAA12345` of older releases), so a word such as `STARTTLS` in
+/// `STARTTLS: ServerCertFile missing` is none.
 pub(crate) fn is_sendmail_qid(x: &[u8]) -> bool {
-    (8..=20).contains(&x.len()) && x.iter().all(|b| b.is_ascii_alphanumeric())
+    (8..=20).contains(&x.len()) && x.iter().all(|b| b.is_ascii_alphanumeric()) && x.last().is_some_and(|b| b.is_ascii_digit())
 }
 
 /// Output of one line: the row and, for syslog stamps, the local month (for year roll-over).
@@ -343,7 +346,9 @@ pub fn parse_line<'a>(line: &'a [u8], bad: bool, ctx: &Ctx, row: &mut Row<'a>) -
                     if ok {
                         qid = Some(cand);
                     }
-                    let has_q = ok || (fam == Fam::Postfix && cand == b"NOQUEUE");
+                    // `NOQUEUE: `: a line of a session before any transaction (Postfix's
+                    // rejects, sendmail's `connect from`)
+                    let has_q = ok || cand == b"NOQUEUE";
                     if has_q {
                         row.so(C::queue_id, qid);
                         let b = &message[c2 + 2..];
