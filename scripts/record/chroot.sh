@@ -1,5 +1,6 @@
 #!/bin/bash
-# A Debian 12 chroot per MTA, run in its own mount, PID and network namespace.
+# A Debian chroot per MTA (Debian 12 unless MTABENCH_SUITE names another suite), run in its own
+# mount, PID and network namespace.
 #
 # Every MTA package conflicts with the host's Postfix (mail-transport-agent), so each one lives in
 # /work/chroots/<name> (outside any git tree) and listens on the loopback of a namespace of its
@@ -21,7 +22,7 @@
 set -euo pipefail
 
 CHROOTS=${MTABENCH_CHROOTS:-/work/chroots}
-SUITE=bookworm
+SUITE=${MTABENCH_SUITE:-bookworm}
 MIRROR=${DEBIAN_MIRROR:-http://deb.debian.org/debian}
 
 chroot_dir() { echo "$CHROOTS/$1"; }
