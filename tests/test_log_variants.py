@@ -1,12 +1,14 @@
 """Recorded Postfix and Dovecot log variants (samples/variants/*, scripts/record/postfix_variants.sh):
 other stamps and containers (rsyslog RFC 3164 / RFC 3339, journalctl short-iso and json), long
 queue ids, postscreen, TLS, SASL, a milter, header_checks, address verification, bounces,
-expiry, anvil, Dovecot's default and custom log prefixes. Each variant's log is read through the
+expiry, anvil, Dovecot's default and custom log prefixes; and Dovecot 2.4's default format, recorded
+on Debian 13 (tests/fixtures/recorded/dovecot-24-default). Each variant's log is read through the
 project's detection and parse; the oracles are regexes over the raw lines written here and the
 pflogsumm output saved beside the recording (tests/fixtures/oracles/<variant>/pflogsumm.txt)."""
 
 from __future__ import annotations
 
+import csv
 import json
 import re
 from collections import Counter
@@ -24,7 +26,12 @@ from ingest.source import FileSource
 from ingest.value_fit import fit_ledger
 
 LOG_NAMES = ("maillog.gz", "maillog.json.gz", "dovecot.log.gz")
-LOGS = found([p for name in LOG_NAMES for p in SAMPLES.glob(f"variants/*/{name}")], "variant logs")
+# the Debian 12 variants, and Dovecot 2.4 (Debian 13) recorded as a fixture
+LOGS = found(
+    [p for name in LOG_NAMES for p in SAMPLES.glob(f"variants/*/{name}")]
+    + list(FIXTURES.glob("recorded/dovecot-*/dovecot.log.gz")),
+    "variant logs",
+)
 IDS = [p.parent.name for p in LOGS]
 TOTALS = ("received", "delivered", "deferred", "bounced", "rejected")
 
@@ -174,7 +181,8 @@ def test_timestamps_read(variant):
 POP3_LOGOUT = re.compile(
     r"^pop3(?:\(([^)]*)\)\S*)?: Disconnected: Logged out top=(\d+)/(\d+), retr=(\d+)/(\d+)"
 )
-LOGIN = re.compile(r"^(pop3|imap)-login: Login: user=<([^>]*)>")
+# `Login:` up to Dovecot 2.3, `Logged in:` from 2.4
+LOGIN = re.compile(r"^(pop3|imap)-login: (?:Login|Logged in): user=<([^>]*)>")
 
 
 def test_dovecot_fields(variant):
@@ -232,3 +240,47 @@ def test_journal_json_stamps_are_the_ones_journalctl_shows():
     for r, stamp in zip(rows, shown, strict=True):
         want = datetime.fromisoformat(stamp).astimezone(UTC).replace(tzinfo=None)
         assert datetime.fromisoformat(str(r["ts"])).replace(microsecond=0) == want, (r["ts"], stamp)
+
+
+DOVECOT_24 = FIXTURES / "recorded" / "dovecot-24-default"
+# what each count is, as Dovecot 2.4's raw lines say it
+DOVECOT_24_RAW = {
+    "mailbox_login": re.compile(r"^(?:pop3|imap)-login: Logged in: user=<"),
+    "mailbox_auth_failed": re.compile(r"^(?:pop3|imap)-login: Login aborted: .*\(auth failed, "),
+    "pop3_session": re.compile(r"^pop3\([^)]+\)<\d+><[^>]+>: Disconnected: Logged out top=\d+/\d+, retr="),
+    "imap_session": re.compile(r"^imap\([^)]+\)<\d+><[^>]+>: Disconnected: Logged out in=\d+ out=\d+ "),
+    "lmtp_saved": re.compile(r"^lmtp\([^)]+\)<\d+><[^>]+>: msgid=<[^>]*>: saved mail to INBOX$"),
+}
+DOVECOT_24_PARSED = {
+    "mailbox_login": lambda r: r.get("kind") == "mailbox_login",
+    "mailbox_auth_failed": lambda r: r.get("kind") == "mailbox_auth_failed",
+    "pop3_session": lambda r: r.get("kind") == "mailbox_logout" and r.get("service") == "pop3",
+    "imap_session": lambda r: r.get("kind") == "mailbox_logout" and r.get("service") == "imap",
+    "lmtp_saved": lambda r: r.get("kind") == "local_delivery" and r.get("mailbox_user") is not None,
+}
+
+
+def test_dovecot_24_counts_per_minute_match_the_raw_lines_and_the_client():
+    path = DOVECOT_24 / "dovecot.log.gz"
+    _, rows = parsed(path)
+    texts = [t.rstrip("\r\n") for _, t in FileSource(path, path.name).lines()]
+    want, got = Counter(), Counter()
+    for r, text, (prog, msg) in zip(rows, texts, raw_lines(path), strict=True):
+        minute = text[11:16]  # RFC 3339 stamp in UTC
+        for key, pattern in DOVECOT_24_RAW.items():
+            want[key, minute] += prog == "dovecot" and bool(pattern.search(msg))
+            got[key, str(r.get("ts"))[11:16]] += DOVECOT_24_PARSED[key](r)
+    assert +got == +want
+    assert sum(want[k] for k in want if k[0] == "lmtp_saved") > 500
+    # the client's own record: a round with ok=1 is one logged-in session of its protocol, ok=0
+    # a refused login; the messages it counted are the ones the sessions retrieved
+    client = list(csv.DictReader((FIXTURES / "oracles" / DOVECOT_24.name / "mailbox_client.csv").open()))
+    sessions = Counter(c["protocol"] for c in client if c["ok"] == "1")
+    assert sessions["pop3"] == sum(got[k] for k in got if k[0] == "pop3_session")
+    assert sessions["imap"] == sum(got[k] for k in got if k[0] == "imap_session")
+    assert sum(c["ok"] == "0" for c in client) == sum(got[k] for k in got if k[0] == "mailbox_auth_failed")
+    logins = [r for r in rows if r.get("kind") == "mailbox_login"]
+    assert len(logins) == sessions.total()
+    assert sum(r.get("retr_msgs") or 0 for r in rows if r.get("kind") == "mailbox_logout") == sum(
+        int(c["messages"]) for c in client
+    )

@@ -1,6 +1,7 @@
-"""Recorded OpenSMTPD 6.8 runs (samples/mtas/opensmtpd-*) read by the project. OpenSMTPD ships
-no log summarizer: the oracle is the raw maillog counted here with regular expressions, and
-postal's own error lines."""
+"""Recorded OpenSMTPD runs read by the project: 6.8 (Debian 12, samples/mtas/opensmtpd-*) and 7.6
+(Debian 13, tests/fixtures/recorded/opensmtpd-7-maildir). OpenSMTPD ships no log summarizer:
+the oracle is the raw maillog counted here with regular expressions, and postal's own error
+lines."""
 
 from __future__ import annotations
 
@@ -10,14 +11,17 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
-from conftest import found, land_file
+from conftest import FIXTURES, found, land_file
 
 from ingest.detect import detect
 from ingest.parsers.maillog import MaillogParser
 from ingest.source import FileSource
 
 ROOT = Path(__file__).resolve().parents[1]
-RUNS = found(sorted((ROOT / "samples" / "mtas").glob("opensmtpd-*")), "OpenSMTPD runs")
+RUNS = found(
+    sorted((ROOT / "samples" / "mtas").glob("opensmtpd-*")) + sorted((FIXTURES / "recorded").glob("opensmtpd-*")),
+    "OpenSMTPD runs",
+)
 
 LINE = re.compile(r"^\S+T(\d\d:\d\d):\S+ \S+ smtpd\[\d+\]: [0-9a-f]{16} (.*)$")
 # what each count is, as the raw lines say it
@@ -37,6 +41,12 @@ COUNTED = {
     "bounced": "kind = 'delivery' and status = 'bounced'",
     "rejected": "kind = 'reject'",
 }
+
+
+def postal_output(run: Path) -> Path:
+    """A sample run keeps postal.csv beside its log; a recorded fixture in its oracle folder."""
+    own = run / "postal.csv"
+    return own if own.exists() else FIXTURES / "oracles" / run.name / "postal.csv"
 
 
 def raw_lines(run: Path) -> list[re.Match]:
@@ -87,7 +97,7 @@ def test_deliveries_belong_to_their_message(landed, run):
 
 @pytest.mark.parametrize("run", RUNS, ids=lambda p: p.name)
 def test_refused_recipients_are_the_clients_errors(landed, run):
-    postal = (run / "postal.csv").read_text().splitlines()
+    postal = postal_output(run).read_text().splitlines()
     refused = Counter(m[1] for ln in postal if (m := re.match(r"Server error:5\d\d \S+ .*<([^>]+)>$", ln)))
     con = landed(run)
     got = con.execute(

@@ -1043,8 +1043,11 @@ fn dovecot_process<'a>(row: &mut Row<'a>, m: &'a [u8]) {
             row.so(C::client_ip, parts.next().and_then(nonempty));
         }
     } else if matches!(name, b"lda" | b"deliver" | b"lmtp") {
+        // `lmtp(user)<pid><session>: msgid=<..>: saved mail to INBOX` names the user;
+        // `lmtp(pid): Connect from local` and `lmtp(pid): Disconnect from local: ...` only the process
         row.s(C::kind, b"local_delivery");
-        row.so(C::mailbox_user, m[name.len()..].strip_prefix(b"(").and_then(|r| find_byte(r, b')').map(|e| &r[..e])).and_then(nonempty));
+        let inner = m[name.len()..].strip_prefix(b"(").and_then(|r| find_byte(r, b')').map(|e| &r[..e]));
+        row.so(C::mailbox_user, inner.filter(|u| !u.iter().all(u8::is_ascii_digit)).and_then(nonempty));
         row.so(C::message_id, angle_after(m, b"msgid=<").and_then(nonempty));
     } else if matches!(name, b"master" | b"anvil" | b"log" | b"config" | b"stats") {
         row.s(C::kind, b"master");
@@ -1309,6 +1312,7 @@ pub fn dovecot<'a>(row: &mut Row<'a>, m: &'a [u8]) {
 fn dovecot_session<'a>(row: &mut Row<'a>, m: &'a [u8]) {
     row.s(C::kind, b"other");
     // `pop3-login: Login: user=<u>, method=PLAIN, rip=1.2.3.4, lip=..., mpid=1, secured, session=<id>`
+    // `pop3-login: Logged in: user=<u>, ...` (2.4)
     // `pop3(u)<pid><session>: Disconnected: Logged out top=0/0, retr=5/16511, del=5/44, size=133287`
     // `imap(u)<pid><session>: Logged out in=123 out=456 ...`
     // `pop3: Disconnected: Logged out top=0/0, ...` (2.3 with a log prefix that names no user)
@@ -1326,7 +1330,8 @@ fn dovecot_session<'a>(row: &mut Row<'a>, m: &'a [u8]) {
         let r = r.strip_prefix(b"Info: ").unwrap_or(r); // a log_path of its own adds the level
         let failed = find(r, b"(auth failed").is_some();
         let body;
-        if let Some(x) = r.strip_prefix(b"Login: ") {
+        // `Login: ` up to 2.3, `Logged in: ` from 2.4
+        if let Some(x) = r.strip_prefix(b"Login: ").or_else(|| r.strip_prefix(b"Logged in: ")) {
             row.s(C::kind, b"mailbox_login");
             body = x;
         } else if let Some(x) = r.strip_prefix(b"Aborted login") {
@@ -1432,6 +1437,38 @@ mod dovecot_tests {
         assert_eq!(i(&r, C::retr_bytes), Some(14008));
         assert_eq!(i(&r, C::mbox_msgs), Some(11));
         assert_eq!(i(&r, C::mbox_size), Some(26517));
+    }
+
+    #[test]
+    fn dovecot_24_login_is_logged_in() {
+        // Dovecot 2.4 (Debian 13) says `Logged in:` where 2.3 said `Login:`
+        let r = run(b"pop3-login: Logged in: user=<user9@bench.test>, method=PLAIN, rip=127.0.0.1, lip=127.0.0.1, mpid=61, secured, session=<IqzY7UhhRKF/AAAB>");
+        assert_eq!(r.get_s(C::kind), Some(&b"mailbox_login"[..]));
+        assert_eq!(r.get_s(C::service), Some(&b"pop3"[..]));
+        assert_eq!(r.get_s(C::mailbox_user), Some(&b"user9@bench.test"[..]));
+        assert_eq!(r.get_s(C::client_ip), Some(&b"127.0.0.1"[..]));
+        assert_eq!(r.get_s(C::session_id), Some(&b"IqzY7UhhRKF/AAAB"[..]));
+        let r = run(b"imap-login: Logged in: user=<user8@bench.test>, method=PLAIN, rip=127.0.0.1, lip=127.0.0.1, mpid=59, secured, session=<FzPP7UhhIuV/AAAB>");
+        assert_eq!(r.get_s(C::kind), Some(&b"mailbox_login"[..]));
+        assert_eq!(r.get_s(C::service), Some(&b"imap"[..]));
+        // a wrong password: `Login aborted` with the reason twice
+        let r = run(b"imap-login: Login aborted: Logged out (auth failed, 1 attempts in 2 secs) (auth_failed): user=<user10@bench.test>, method=PLAIN, rip=127.0.0.1, lip=127.0.0.1, secured, session=<Vlzf7UhhJOV/AAAB>");
+        assert_eq!(r.get_s(C::kind), Some(&b"mailbox_auth_failed"[..]));
+        assert_eq!(r.get_s(C::mailbox_user), Some(&b"user10@bench.test"[..]));
+    }
+
+    #[test]
+    fn lmtp_process_id_is_not_a_user() {
+        let r = run(b"lmtp(116): Connect from local");
+        assert_eq!(r.get_s(C::kind), Some(&b"local_delivery"[..]));
+        assert_eq!(r.get_s(C::mailbox_user), None);
+        let r = run(b"lmtp(116): Disconnect from local: Logged out (state=READY)");
+        assert_eq!(r.get_s(C::kind), Some(&b"local_delivery"[..]));
+        assert_eq!(r.get_s(C::mailbox_user), None);
+        let r = run(b"lmtp(user5@bench.test)<116><NrKyKEn5CWt0AAAA0J78UA>: msgid=<20261127214233.016122@vm>: saved mail to INBOX");
+        assert_eq!(r.get_s(C::kind), Some(&b"local_delivery"[..]));
+        assert_eq!(r.get_s(C::mailbox_user), Some(&b"user5@bench.test"[..]));
+        assert_eq!(r.get_s(C::message_id), Some(&b"20261127214233.016122@vm"[..]));
     }
 
     #[test]
