@@ -1,6 +1,7 @@
-"""Recorded Exim 4.96 runs (samples/mtas/exim-*) read by the project, checked against eximstats
-(captured right after each run: tests/fixtures/oracles/<run>/eximstats.txt) and against the
-raw mainlog, rejectlog and postal output themselves."""
+"""Recorded Exim runs read by the project: 4.96 (Debian 12, samples/mtas/exim-*) and 4.98 (Debian
+13, tests/fixtures/recorded/exim-498-*), checked against eximstats (captured right after each
+run: tests/fixtures/oracles/<run>/eximstats.txt) and against the raw mainlog, rejectlog and
+postal output themselves."""
 
 from __future__ import annotations
 
@@ -19,8 +20,18 @@ from ingest.parsers.maillog import MaillogParser
 from ingest.source import FileSource
 
 ROOT = Path(__file__).resolve().parents[1]
-RUNS = found(sorted((ROOT / "samples" / "mtas").glob("exim-*")), "Exim runs")
+RUNS = found(
+    sorted((ROOT / "samples" / "mtas").glob("exim-*"))
+    + sorted((ROOT / "tests" / "fixtures" / "recorded").glob("exim-498-*")),
+    "Exim runs",
+)
 ORACLES = ROOT / "tests" / "fixtures" / "oracles"
+
+
+def postal_output(run: Path) -> Path:
+    """A sample run keeps postal.csv beside its log; a recorded fixture in its oracle folder."""
+    own = run / "postal.csv"
+    return own if own.exists() else ORACLES / run.name / "postal.csv"
 
 
 def eximstats(run: Path) -> dict:
@@ -90,7 +101,7 @@ def test_counts_match_eximstats(landed, run):
 @pytest.mark.parametrize("run", RUNS, ids=lambda p: p.name)
 def test_rcpt_rejects_are_permanent_with_client(landed, run):
     # the client got a 550 for each: postal logged it (`Server error:550 Unrouteable address`)
-    postal = (run / "postal.csv").read_text().splitlines()
+    postal = postal_output(run).read_text().splitlines()
     postal_550 = sum(1 for ln in postal if ln.startswith("Server error:550"))
     raw = [ln for ln in mainlog_lines(run) if " rejected RCPT <" in ln]
     clients = Counter(re.search(r" H=(\S+ \[[^\]]+\])", " " + ln.split(" ", 2)[2]).group(1) for ln in raw)
