@@ -1044,8 +1044,19 @@ fn dovecot_process<'a>(row: &mut Row<'a>, m: &'a [u8]) {
         }
     } else if matches!(name, b"lda" | b"deliver" | b"lmtp") {
         // `lmtp(user)<pid><session>: msgid=<..>: saved mail to INBOX` names the user;
-        // `lmtp(pid): Connect from local` and `lmtp(pid): Disconnect from local: ...` only the process
-        row.s(C::kind, b"local_delivery");
+        // `lmtp(pid): Connect from local` and `lmtp(pid): Disconnect from local: ...` only the
+        // process, and are the LMTP client's connection, not a delivery
+        let said = find(m, b": ").map_or(&b""[..], |p| &m[p + 2..]);
+        row.s(
+            C::kind,
+            if said.starts_with(b"Connect from ") {
+                b"connect".as_slice()
+            } else if said.starts_with(b"Disconnect from ") {
+                b"disconnect"
+            } else {
+                b"local_delivery"
+            },
+        );
         let inner = m[name.len()..].strip_prefix(b"(").and_then(|r| find_byte(r, b')').map(|e| &r[..e]));
         row.so(C::mailbox_user, inner.filter(|u| !u.iter().all(u8::is_ascii_digit)).and_then(nonempty));
         row.so(C::message_id, angle_after(m, b"msgid=<").and_then(nonempty));
@@ -1460,10 +1471,10 @@ mod dovecot_tests {
     #[test]
     fn lmtp_process_id_is_not_a_user() {
         let r = run(b"lmtp(116): Connect from local");
-        assert_eq!(r.get_s(C::kind), Some(&b"local_delivery"[..]));
+        assert_eq!(r.get_s(C::kind), Some(&b"connect"[..]));
         assert_eq!(r.get_s(C::mailbox_user), None);
         let r = run(b"lmtp(116): Disconnect from local: Logged out (state=READY)");
-        assert_eq!(r.get_s(C::kind), Some(&b"local_delivery"[..]));
+        assert_eq!(r.get_s(C::kind), Some(&b"disconnect"[..]));
         assert_eq!(r.get_s(C::mailbox_user), None);
         let r = run(b"lmtp(user5@bench.test)<116><NrKyKEn5CWt0AAAA0J78UA>: msgid=<20261127214233.016122@vm>: saved mail to INBOX");
         assert_eq!(r.get_s(C::kind), Some(&b"local_delivery"[..]));
