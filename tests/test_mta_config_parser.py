@@ -82,3 +82,35 @@ def test_mailbox_client_record_lands_every_session():
         assert sum(r["messages"] for r in rows) == sum(int(d[4]) for d in data)
         assert sum(not r["ok"] for r in rows) == sum(d[3] == "0" for d in data)
         assert {r["protocol"] for r in rows} == {d[1] for d in data}
+
+
+DOVECOT_CONFIGS = [
+    ROOT / "tests" / "fixtures" / "mailbox" / "dovecot-bench" / "doveconf-n.txt",  # 2.3, `doveconf -n`
+    ROOT / "tests" / "fixtures" / "recorded" / "dovecot-24-default" / "dovecot.conf",  # 2.4
+]
+
+
+@pytest.mark.parametrize("path", DOVECOT_CONFIGS, ids=lambda p: p.parent.name)
+def test_dovecot_config_is_recognised_and_every_line_accounted_for(path):
+    assert detect(FileSource(path, path.name)).format == "mta_config"
+    got, counts = settings(path)
+    assert counts.quarantined == 0
+    assert counts.parsed + counts.noise == counts.total
+    # every `name = value` line is a setting; block lines and comments are not
+    raw = [x.strip() for x in path.read_text().splitlines()]
+    assert counts.parsed == sum(1 for x in raw if " = " in x or x.endswith(" =") or x.startswith("!include"))
+
+
+def test_dovecot_settings_are_named_by_their_blocks():
+    v23, _ = settings(DOVECOT_CONFIGS[0])
+    assert v23["protocols"] == ["pop3 imap"]
+    assert v23["passdb.driver"] == ["passwd-file"]  # a block without a name
+    assert v23["userdb.driver"] == ["static"]
+    assert v23["namespace.inbox.inbox"] == ["yes"]
+    assert v23["namespace.inbox.mailbox.Sent Messages.special_use"] == ["\\Sent"]  # a quoted name
+    assert v23["namespace.inbox.prefix"] == [""]
+    v24, _ = settings(DOVECOT_CONFIGS[1])
+    assert v24["dovecot_config_version"] == ["2.4.0"]
+    assert v24["passdb.passwd-file.passwd_file_path"] == ["/etc/dovecot/users"]
+    assert v24["mail_driver"] == ["maildir"]
+    assert not any(name.startswith("namespace.inbox.namespace") for name in v24)  # a block closed

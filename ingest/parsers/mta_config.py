@@ -1,5 +1,6 @@
 """An MTA's configuration file captured beside a run (Exim's `exim4.conf`, sendmail's `.mc`,
-OpenSMTPD's `smtpd.conf`, a dump of qmail's control files, Courier's settings): one setting
+OpenSMTPD's `smtpd.conf`, a dump of qmail's control files, Courier's settings, Dovecot's
+`dovecot.conf` or `doveconf -n`): one setting
 row per statement, in the table `postconf -n` fills (`name`, `value`), so a run's settings
 read the same whatever its MTA.
 
@@ -8,7 +9,9 @@ driver instance: `routers.bench_users.driver`; an ACL statement is `acl.<acl>.<v
 sendmail m4 `define(`name', `value')` and `MACRO(args)` (a call's later lines `m4_continued`);
 OpenSMTPD the statement's first word; qmail `control-file: value` (the dump `head
 /var/qmail/control/*` style recorders write) the control file's name; Courier
-`config-file: NAME=value` as `config-file.NAME`.
+`config-file: NAME=value` as `config-file.NAME`; Dovecot `name = value`, inside `kind [name] {`
+... `}` blocks prefixed with each enclosing block (`service.pop3-login.process_limit`,
+`namespace.inbox.mailbox.Sent Messages.special_use`; a block without a name: `passdb.driver`).
 Comments (`#`, m4 `dnl`) and blank lines are noise; section and instance headers too.
 """
 
@@ -35,6 +38,14 @@ QMAIL_CONTROL = re.compile(
 COURIER = re.compile(
     r"^(?:esmtpd|courierd|module\.\w+|imapd|pop3d|esmtpd-msa|esmtpd-ssl): [A-Z][A-Z0-9_]*=", re.M
 )
+# Dovecot: `doveconf -n`'s first line, or a setting only Dovecot has, or its passdb/userdb block
+DOVECOT = re.compile(
+    r"^(?:# \d+\.\d+[\w.]* \([0-9a-f]+\): \S*dovecot\.conf$|dovecot_config_version = "
+    r"|(?:passdb|userdb)(?: \S+)? \{$|mail_(?:location|driver) = |protocols = )",
+    re.M,
+)
+# a Dovecot block's opening line, `kind {` or `kind name {` (a name may be quoted)
+BLOCK = re.compile(r'^(?P<kind>[A-Za-z_][\w-]*)(?:\s+(?P<name>"[^"]*"|[^\s{}"]+))?\s*\{$')
 QMAIL_LINE = re.compile(r"^(?P<name>[a-z][a-z0-9]*): ?(?P<value>.*?)\s*$")
 # `file: NAME=value`, `file: name="value"` and a sourced file, `file: . /etc/environment`
 COURIER_LINE = re.compile(r"^(?P<file>[\w.-]+): (?:(?P<name>[A-Za-z_]\w*)=(?P<value>.*)|\. (?P<source>\S+))$")
@@ -54,11 +65,11 @@ def _unquote(args: str) -> str:
 
 class MtaConfigParser(Parser):
     format = "mta_config"
-    version = "1.1.0"
+    version = "1.2.0"
     tables = {"postconf_settings": "name VARCHAR, value VARCHAR"}
 
     def sniff(self, head: str, name: str) -> int:
-        if EXIM.search(head) or SENDMAIL_MC.search(head) or SMTPD_CONF.search(head):
+        if EXIM.search(head) or SENDMAIL_MC.search(head) or SMTPD_CONF.search(head) or DOVECOT.search(head):
             return 85
         # a qmail control dump, maybe with the `tcpserver ...` line that runs qmail-smtpd
         qmail = (QMAIL_LINE.match(x) or x.startswith("tcpserver ") for x in head.splitlines() if x.strip())
@@ -71,6 +82,7 @@ class MtaConfigParser(Parser):
     def batches(self, lines: Iterable[tuple[int, str]], ctx: ParseContext) -> Iterator[Ledger]:
         L = Ledger()
         section = instance = None
+        blocks: list[str] = []  # Dovecot's open blocks, outermost first
         for line_no, raw in lines:
             if L.full:
                 yield L
@@ -87,8 +99,14 @@ class MtaConfigParser(Parser):
             elif section and (m := INSTANCE.match(stripped)):
                 instance = m["name"]
                 L.add_noise(line_no, 0, "section", text)
+            elif not section and (m := BLOCK.match(stripped)):
+                blocks.append(".".join(x.strip('"') for x in (m["kind"], m["name"]) if x))
+                L.add_noise(line_no, 0, "section", text)
+            elif stripped == "}" and blocks:
+                blocks.pop()
+                L.add_noise(line_no, 0, "section", text)
             else:
-                name, value = self._setting(text, stripped, section, instance)
+                name, value = self._setting(text, stripped, section, instance or ".".join(blocks) or None)
                 L.add("postconf_settings", line_no, 1, name=name, value=value)
         yield L
 
