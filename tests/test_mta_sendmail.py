@@ -250,17 +250,20 @@ def test_loglevel_14_lines_and_fields(landing_con):
             )
         elif m[4].startswith("to="):
             to = re.match(r"to=(.*?), [a-z_]+=", m[4])[1]
-            to = to[1:-1] if to.startswith("<") else to
+            # an address in angles, a program or file recipient in quotes
+            to = to[1:-1] if to[:1] in ("<", '"') else to
             dsn = re.search(r", dsn=([\d.]+)", m[4])[1]
             mailer = re.search(r", mailer=([^,]*)", m[4])[1]
-            tos[n] = (m[3], to, dsn, mailer)
+            reply = re.search(r", reply=(\d{3})[ -]", m[4])
+            tos[n] = (m[3], to, dsn, mailer, int(reply[1]) if reply else None)
     got = con.execute(
         f"select line_no, sender, size, nrcpt, message_id, client_ip from raw.maillog where file_id = {fid}"
         " and kind in ('from', 'from_no_rcpt', 'from_aborted')"
     ).fetchall()
     assert froms and {n: tuple(r) for n, *r in got} == froms
     got = con.execute(
-        f"select line_no, queue_id, recipient, dsn, mailer from raw.maillog where file_id = {fid}"
+        f"select line_no, queue_id, recipient, dsn, mailer, smtp_code from raw.maillog where file_id = {fid}"
         " and kind = 'delivery'"
     ).fetchall()
     assert tos and {n: tuple(r) for n, *r in got} == tos
+    assert any(t[4] for t in tos.values())  # some delivery got a reply= code

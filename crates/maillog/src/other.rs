@@ -99,7 +99,21 @@ pub fn sendmail<'a>(row: &mut Row<'a>, b: &'a [u8]) {
             }
             s = p + 1;
         }
-        row.so(C::recipient, to.and_then(nonempty).map(trim_angles));
+        // a program or file recipient is quoted: `to="|/etc/mail/smrsh/tempfail"`
+        let unquoted = |t: &'a [u8]| t.strip_prefix(b"\"").and_then(|x| x.strip_suffix(b"\"")).unwrap_or(t);
+        row.so(C::recipient, to.and_then(nonempty).map(trim_angles).map(unquoted));
+        // `reply=550 5.1.1 User unknown` (8.15 and up): the reply the delivery got, just before
+        // `stat=`, which closes the line
+        if let Some(r) = each_after(b, b", reply=", Some) {
+            let r = find(r, b", stat=").map_or(r, |e| &r[..e]);
+            if r.len() >= 3 && r[..3].iter().all(|&c| is_digit(c)) && matches!(r.get(3), None | Some(b' ' | b'-')) {
+                row.i(C::smtp_code, to_i32(&r[..3]));
+                let t = r.get(4..).unwrap_or(b"");
+                let n = enh_greedy(t).filter(|&n| matches!(t.get(n), None | Some(b' ')));
+                row.so(C::enhanced_code, n.map(|n| &t[..n]));
+                row.so(C::reply_text, nonempty(n.map_or(t, |n| t[n..].trim_ascii_start())));
+            }
+        }
         let relay = until_after(b, b", relay=", b',').and_then(nonempty);
         row.so(C::relay, relay);
         if let Some(r) = relay {
@@ -1915,6 +1929,26 @@ mod tests {
     }
 
     // tests/fixtures/recorded/sendmail-loglevel-14: `confLOG_LEVEL` 14
+    #[test]
+    fn sendmail_delivery_reply_and_program_recipient() {
+        let line = sm("6ARLNVKb001752: to=<nouser6@bench.test>, delay=00:00:00, mailer=local, pri=30742, dsn=5.1.1, reply=550 5.1.1 User unknown, stat=User unknown");
+        let r = parsed(&line);
+        assert_eq!((s(&r, C::kind), s(&r, C::status)), (Some("delivery"), Some("bounced")));
+        assert_eq!((i(&r, C::smtp_code), s(&r, C::enhanced_code)), (Some(550), Some("5.1.1")));
+        assert_eq!(s(&r, C::reply_text), Some("User unknown"));
+        assert_eq!(s(&r, C::status_text), Some("User unknown"));
+        // a reply with commas in its text, and one without an enhanced code
+        let line = sm("6ARLNVKb001753: to=<a@b.test>, delay=00:00:01, xdelay=00:00:01, mailer=esmtp, pri=120000, relay=mx.b.test. [192.0.2.7], dsn=4.0.0, reply=451 greylisted, try again, stat=Deferred: 451 greylisted, try again");
+        let r = parsed(&line);
+        assert_eq!((i(&r, C::smtp_code), s(&r, C::enhanced_code)), (Some(451), None));
+        assert_eq!(s(&r, C::reply_text), Some("greylisted, try again"));
+        // a program recipient, quoted in the log
+        let line = sm("6ARLNVKb001754: to=\"|/etc/mail/smrsh/tempfail\", ctladdr=<flaky@bench.test> (8/0), delay=00:00:00, xdelay=00:00:00, mailer=prog, pri=30742, dsn=4.0.0, stat=Deferred: prog mailer (/bin/sh) exited with EX_TEMPFAIL");
+        let r = parsed(&line);
+        assert_eq!(s(&r, C::recipient), Some("|/etc/mail/smrsh/tempfail"));
+        assert_eq!((s(&r, C::status), i(&r, C::smtp_code)), (Some("deferred"), None));
+    }
+
     #[test]
     fn sendmail_loglevel_14_lines_are_understood() {
         // a connection, before any queue id
