@@ -589,9 +589,15 @@ pub fn split_host<'a>(row: &mut Row<'a>, s: &'a [u8], ch: C, ci: C, cp: C) {
                 row.s(ch, s);
                 return;
             };
+            let mut ip = &s[lb + 1..rb];
+            if ip.contains(&b'/') {
+                // a UNIX-domain socket: LMTP to `lmtp:unix:private/dovecot-lmtp` is logged as
+                // `relay=myhostname[private/dovecot-lmtp]`; the socket is the relay, no address
+                row.s(ch, ip);
+                return;
+            }
             let host = trim_ascii_ws(first_field(&s[..lb], b' '));
             row.so(ch, nonempty(host));
-            let mut ip = &s[lb + 1..rb];
             if ip.len() > 5 && ip[..5].eq_ignore_ascii_case(b"ipv6:") {
                 ip = &ip[5..];
             }
@@ -789,6 +795,39 @@ mod variant_lines {
     fn improper_pipelining_keeps_its_client() {
         let r = parse(b"Nov 27 03:07:50 vm postfix/smtpd[1]: improper command pipelining after EHLO from unknown[127.0.0.1]: MAIL FROM:<a@b.example>\\r\\n");
         assert_eq!(s(&r, C::kind), Some("pipelining"));
+        assert_eq!(s(&r, C::client_ip), Some("127.0.0.1"));
+    }
+
+    #[test]
+    fn lmtp_over_a_unix_socket_names_the_socket_as_relay() {
+        let r = parse(b"Nov 27 21:48:46 vm postfix/lmtp[1299]: 9D143C2DFC: to=<user88@bench.test>, relay=vm[private/dovecot-lmtp], delay=0.05, delays=0.04/0/0/0, dsn=2.0.0, status=sent (250 2.0.0 <user88@bench.test> CADoKL76CWsfBQAAg+zDdQ Saved)");
+        assert_eq!(s(&r, C::kind), Some("delivery"));
+        assert_eq!(s(&r, C::status), Some("sent"));
+        assert_eq!(s(&r, C::relay_host), Some("private/dovecot-lmtp"));
+        assert_eq!(s(&r, C::relay_ip), None);
+        assert_eq!(s(&r, C::enhanced_code), Some("2.0.0"));
+    }
+
+    #[test]
+    fn saturation_and_queue_administration_lines() {
+        // Postfix 3.7 with default_process_limit 5 and anvil rate limits; postsuper and
+        // postfix(1) under load
+        for (line, kind) in [
+            (&b"Nov 27 21:38:20 vm postfix/smtpd[3744]: warning: Connection concurrency limit exceeded: 5 from unknown[127.0.0.1] for service smtp"[..], "warning"),
+            (b"Nov 27 21:46:10 vm postfix/smtpd[3744]: warning: Connection rate limit exceeded: 61 from unknown[127.0.0.1] for service smtp", "warning"),
+            (b"Nov 27 21:46:10 vm postfix/smtpd[3744]: warning: Message delivery request rate limit exceeded: 151 from unknown[127.0.0.1] for service smtp", "warning"),
+            (b"Nov 27 21:38:28 vm postfix/smtpd[3742]: too many errors after RCPT from unknown[127.0.0.5]", "too_many_errors"),
+            (b"Nov 27 21:38:38 vm postfix/smtpd[3740]: timeout after EHLO from unknown[127.0.0.5]", "timeout"),
+            (b"Nov 27 21:47:18 vm postfix/postsuper[30383]: Placed on hold: 30 messages", "postsuper"),
+            (b"Nov 27 21:47:21 vm postfix/postsuper[30613]: Released from hold: 30 messages", "postsuper"),
+            (b"Nov 27 21:47:23 vm postfix/postsuper[30791]: Requeued: 46 messages", "postsuper"),
+            (b"Nov 27 21:47:21 vm postfix/postsuper[30626]: 30C68C29ED: removed", "removed"),
+            (b"Nov 27 21:47:23 vm postfix/master[9360]: reload -- version 3.7.11, configuration /etc/postfix", "master"),
+            (b"Nov 27 21:47:38 vm postfix/postfix-script[31765]: stopping the Postfix mail system", "script"),
+        ] {
+            assert_eq!(s(&parse(line), C::kind), Some(kind), "{}", String::from_utf8_lossy(line));
+        }
+        let r = parse(b"Nov 27 21:38:20 vm postfix/smtpd[3744]: warning: Connection concurrency limit exceeded: 5 from unknown[127.0.0.1] for service smtp");
         assert_eq!(s(&r, C::client_ip), Some("127.0.0.1"));
     }
 
