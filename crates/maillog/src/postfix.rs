@@ -254,6 +254,8 @@ pub fn parse<'a>(row: &mut Row<'a>, prog: &'a [u8], b: &'a [u8], has_qid: bool, 
             // (?:from|sender)=<([^>]*)>, leftmost of either
             let f = find_angle_either(b);
             row.so(C::sender, f.and_then(nonempty));
+            // `postsuper -r` gives a requeued message a new queue id: `uid=0 from=<s> orig_id=OLD`
+            row.so(C::related_queue_id, token_after(b, b" orig_id=").and_then(nonempty));
         }
         b"bounce_notice" | b"defer_notice" | b"dsn_notice" => {
             let r = each_after(b, b"notification: ", |r| {
@@ -822,6 +824,7 @@ mod variant_lines {
             (b"Nov 27 21:47:21 vm postfix/postsuper[30613]: Released from hold: 30 messages", "postsuper"),
             (b"Nov 27 21:47:23 vm postfix/postsuper[30791]: Requeued: 46 messages", "postsuper"),
             (b"Nov 27 21:47:21 vm postfix/postsuper[30626]: 30C68C29ED: removed", "removed"),
+            (b"Nov 27 21:47:23 vm postfix/pickup[30785]: A74ABC2B38: uid=102 from=<user35@bench.test> orig_id=48685C2A8A", "pickup"),
             (b"Nov 27 21:47:23 vm postfix/master[9360]: reload -- version 3.7.11, configuration /etc/postfix", "master"),
             (b"Nov 27 21:47:38 vm postfix/postfix-script[31765]: stopping the Postfix mail system", "script"),
         ] {
@@ -829,6 +832,13 @@ mod variant_lines {
         }
         let r = parse(b"Nov 27 21:38:20 vm postfix/smtpd[3744]: warning: Connection concurrency limit exceeded: 5 from unknown[127.0.0.1] for service smtp");
         assert_eq!(s(&r, C::client_ip), Some("127.0.0.1"));
+        // a message requeued with `postsuper -r` names the queue id it had
+        let r = parse(b"Nov 27 21:47:23 vm postfix/pickup[30785]: A74ABC2B38: uid=102 from=<user35@bench.test> orig_id=48685C2A8A");
+        assert_eq!(s(&r, C::queue_id), Some("A74ABC2B38"));
+        assert_eq!(s(&r, C::sender), Some("user35@bench.test"));
+        assert_eq!(s(&r, C::related_queue_id), Some("48685C2A8A"));
+        let r = parse(b"Nov 27 21:47:23 vm postfix/pickup[30785]: A74ABC2B38: uid=102 from=<user35@bench.test>");
+        assert_eq!(s(&r, C::related_queue_id), None);
     }
 
     #[test]
