@@ -430,3 +430,23 @@ def test_mail_log_events_read():
             expunged[r.get("session_id")] += 1
     assert said and not wrong, f"{len(wrong)} mail_log lines misread, e.g. {wrong[:3]}"
     assert {s: n for s, n in said.items() if n} == dict(expunged)
+
+
+AUTH_VERBOSE = re.compile(r"^auth: passwd-file\(([^,()]+),([^,()]+),<[^>]*>\): (.+)$")
+
+
+def test_auth_verbose_lines_read():
+    """`auth_verbose = yes`: `auth: passwd-file(user,ip,<session>): Password mismatch` names the
+    user and the client; as many as the client's wrong-password logins (every tenth round)."""
+    path = variant_log("lmtp-dovecot", "dovecot.log.gz")
+    _, rows = parsed(path)
+    seen, wrong = 0, []
+    for r, (_, msg) in zip(rows, raw_lines(path), strict=True):
+        if m := AUTH_VERBOSE.match(msg):
+            seen += 1
+            got = (r.get("kind"), r.get("mailbox_user"), r.get("client_ip"))
+            if got != ("auth", m.group(1), m.group(2)):
+                wrong.append((got, msg))
+    client = (path.parent / "mailbox_client.csv").read_text().splitlines()[1:]
+    assert seen == sum(line.split(",")[3] == "0" for line in client if line.strip())
+    assert not wrong, f"{len(wrong)} auth lines misread, e.g. {wrong[:3]}"
