@@ -25,7 +25,10 @@ from ingest.value_fit import fit_ledger
 
 LOG_NAMES = ("maillog.gz", "maillog.json.gz", "dovecot.log.gz")
 LOGS = found([p for name in LOG_NAMES for p in SAMPLES.glob(f"variants/*/{name}")], "variant logs")
-IDS = [p.parent.name + ("-dovecot" if p.name == "dovecot.log.gz" and (p.parent / "maillog.gz").exists() else "") for p in LOGS]
+IDS = [
+    p.parent.name + ("-dovecot" if p.name == "dovecot.log.gz" and (p.parent / "maillog.gz").exists() else "")
+    for p in LOGS
+]
 TOTALS = ("received", "delivered", "deferred", "bounced", "rejected")
 
 # programs this project reads: their lines must not be filed as 'other'
@@ -109,7 +112,9 @@ def pflogsumm_saved(variant_name: str) -> dict[str, int]:
 
 # the Postfix logs with a pflogsumm oracle (not a Dovecot log kept beside one, as in lmtp-dovecot)
 POSTFIX_LOGS = [
-    p for p in LOGS if p.name != "dovecot.log.gz" and (FIXTURES / "oracles" / p.parent.name / "pflogsumm.txt").exists()
+    p
+    for p in LOGS
+    if p.name != "dovecot.log.gz" and (FIXTURES / "oracles" / p.parent.name / "pflogsumm.txt").exists()
 ]
 
 
@@ -250,7 +255,9 @@ def test_warnings_per_daemon_equal_pflogsumm(path):
     """pflogsumm's Warnings section (`smtpd (total: 474)`): a daemon's `warning:` lines."""
     want = {
         m.group(1): int(m.group(2))
-        for m in re.finditer(r"^  (\S+) \(total: (\d+)\)$", pflogsumm_section(path.parent.name, "Warnings"), re.M)
+        for m in re.finditer(
+            r"^  (\S+) \(total: (\d+)\)$", pflogsumm_section(path.parent.name, "Warnings"), re.M
+        )
     }
     _, rows = parsed(path)
     got = Counter(
@@ -266,7 +273,9 @@ def test_master_messages_equal_pflogsumm(path):
     """pflogsumm's Master daemon messages (`reload -- version ...`, `daemon started -- ...`)."""
     want = sum(
         int(m.group(1))
-        for m in re.finditer(r"^\s+(\d+)\s+\S", pflogsumm_section(path.parent.name, "Master daemon messages"), re.M)
+        for m in re.finditer(
+            r"^\s+(\d+)\s+\S", pflogsumm_section(path.parent.name, "Master daemon messages"), re.M
+        )
     )
     _, rows = parsed(path)
     assert sum(r.get("kind") == "master" for r in rows) == want
@@ -283,7 +292,9 @@ LIMIT_WARNING = re.compile(
     r"|Connection concurrency limit exceeded): (\d+) from [^\[\s]*\[([^\]]+)\] for service (\w+)$"
 )
 SESSION_END = re.compile(r"^(lost connection|timeout|too many errors) after (\S+) from [^\[\s]*\[([^\]]+)\]")
-ANVIL_STAT = re.compile(r"^statistics: (max (?:connection rate|connection count|message rate|cache size)) (\S+)")
+ANVIL_STAT = re.compile(
+    r"^statistics: (max (?:connection rate|connection count|message rate|cache size)) (\S+)"
+)
 
 
 def test_stress_limits_and_slips_read():
@@ -298,7 +309,9 @@ def test_stress_limits_and_slips_read():
                 wrong.append((got, msg))
         elif m := SESSION_END.match(msg):
             seen[m.group(1)] += 1
-            kind = {"lost connection": "lost_connection", "timeout": "timeout"}.get(m.group(1), "too_many_errors")
+            kind = {"lost connection": "lost_connection", "timeout": "timeout"}.get(
+                m.group(1), "too_many_errors"
+            )
             if r.get("kind") != kind or (kind == "too_many_errors" and r.get("client_ip") != m.group(3)):
                 wrong.append((r.get("kind"), msg))
         elif prog == "postfix/anvil" and (m := ANVIL_STAT.match(msg)):
@@ -333,7 +346,11 @@ def test_queue_administration_read():
     path = variant_log("admin", "maillog.gz")
     _, rows = parsed(path)
     summaries, requeued, wrong = {}, [], []
-    received = {m.group(1) for prog, msg in raw_lines(path) if prog == "postfix/smtpd" and (m := RECEIVED_ID.match(msg))}
+    received = {
+        m.group(1)
+        for prog, msg in raw_lines(path)
+        if prog == "postfix/smtpd" and (m := RECEIVED_ID.match(msg))
+    }
     for r, (prog, msg) in zip(rows, raw_lines(path), strict=True):
         want = None
         if prog == "postfix/postsuper" and (m := POSTSUPER_SUMMARY.match(msg)):
@@ -380,12 +397,18 @@ def test_lmtp_deliveries_meet_dovecot_saves():
     for r, (prog, msg) in zip(mrows, raw_lines(mlog), strict=True):
         if prog == "postfix/lmtp" and (m := LMTP_SENT.match(msg)):
             sent[(m.group(3), m.group(4))] += 1
-            got = (r.get("status"), r.get("relay_host"), r.get("relay_ip"), r.get("recipient"), r.get("counts_as"))
+            got = (
+                r.get("status"),
+                r.get("relay_host"),
+                r.get("relay_ip"),
+                r.get("recipient"),
+                r.get("counts_as"),
+            )
             if got != ("sent", m.group(2), None, m.group(1), "delivered"):
                 wrong.append((got, msg))
     _, drows = parsed(dlog)
     saved, conns = Counter(), 0
-    for r, (prog, msg) in zip(drows, raw_lines(dlog), strict=True):
+    for r, (_, msg) in zip(drows, raw_lines(dlog), strict=True):
         if m := LMTP_SAVED.match(msg):
             saved[(m.group(1), m.group(2))] += 1
             got = (r.get("kind"), r.get("mailbox_user"), r.get("message_id"))
@@ -405,7 +428,9 @@ MAIL_LOG = re.compile(
     r"^(pop3|imap)\(([^)]+)\)<\d+><([^>]+)>: (delete|undelete|expunge|autoexpunge|save|flag_change|copy) ?"
     r"(?:from [^:]*)?: (.*)$"
 )
-SESSION_LOGOUT = re.compile(r"^(pop3|imap)\([^)]+\)<\d+><([^>]+)>: Disconnected: Logged out .*?\b(?:del|expunged)=(\d+)")
+SESSION_LOGOUT = re.compile(
+    r"^(pop3|imap)\([^)]+\)<\d+><([^>]+)>: Disconnected: Logged out .*?\b(?:del|expunged)=(\d+)"
+)
 
 
 def test_mail_log_events_read():
@@ -420,8 +445,19 @@ def test_mail_log_events_read():
             svc, user, session, event, fields = m.groups()
             msgid = re.search(r"\bmsgid=<([^>]*)>", fields)
             size = re.search(r"\bsize=(\d+)", fields)
-            want = ("mail_log", svc, user, session, event, msgid and msgid.group(1), size and int(size.group(1)))
-            got = tuple(r.get(k) for k in ("kind", "service", "mailbox_user", "session_id", "detail", "message_id", "size"))
+            want = (
+                "mail_log",
+                svc,
+                user,
+                session,
+                event,
+                msgid and msgid.group(1),
+                size and int(size.group(1)),
+            )
+            got = tuple(
+                r.get(k)
+                for k in ("kind", "service", "mailbox_user", "session_id", "detail", "message_id", "size")
+            )
             if got != want:
                 wrong.append((got, want))
         elif m := SESSION_LOGOUT.match(msg):

@@ -648,7 +648,7 @@ admin_sessions() {
   postsuper -H ALL || true
   local qid
   qid=$(postqueue -j | head -n 1 | sed -n 's/.*"queue_id": *"\([^"]*\)".*/\1/p')
-  [ -n "$qid" ] && postsuper -d "$qid" || true
+  if [ -n "$qid" ]; then postsuper -d "$qid" || true; fi
   postconf -e "defer_transports ="
   postfix reload || true
   postsuper -r ALL || true
@@ -698,6 +698,7 @@ v_lmtp() {
   local slug=lmtp-dovecot dlog=$BASE/log/dovecot.log doff
   mkdir -p "$OUT/$slug"
   doff=$(log_offset "$dlog")
+  # shellcheck disable=SC2016  # the changed settings quote Dovecot's $protocols literally
   MTA_DELIVERY="lmtp(8) over unix:private/dovecot-lmtp into Dovecot's LMTP, Maildir under $BASE/vmail, 500 mailboxes in domain bench.test" \
     postlogd_variant "$slug" "Postfix delivers the virtual domain over LMTP into Dovecot (virtual_transport = lmtp:unix:private/dovecot-lmtp, Dovecot's lmtp service listening in Postfix's spool), Dovecot with auth_verbose = yes and the mail_log plugin (delete, undelete, expunge, copy, mailbox delete/rename; fields uid box msgid size); scripts/record/mailbox_client.py drains the mailboxes over POP3 and IMAP (every tenth login with a wrong password) during the load. Postfix's log is maillog.gz (postlogd), Dovecot's dovecot.log.gz (rsyslog, RFC 3339)." \
     'virtual_transport = "lmtp:unix:private/dovecot-lmtp"
