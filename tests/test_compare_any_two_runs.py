@@ -52,7 +52,7 @@ def test_the_dataset_calls_compare_runs_not_a_copy():
 def test_default_baseline_is_the_latest_earlier_run_of_the_same_mta_and_tool(serving_con):
     runs = serving_con.execute("select run_id, mta, tool, started_at, full_minutes from runs").fetchall()
     got = dict(serving_con.execute("select run_id, baseline_run_id from run_baselines").fetchall())
-    assert len(got) == len(runs) == 53
+    assert len(got) == len(runs) == 56
     for run_id, mta, tool, started, _ in runs:
         peers = [r for r in runs if r[0] != run_id and r[1] == mta and r[2] == tool and r[4] >= 2]
         earlier = sorted((r for r in peers if r[3] < started), key=lambda r: (r[3], r[0]))

@@ -144,7 +144,7 @@ def test_legend_model_counts_pages(serving_con):
     # the model against the render check's screenshot of Run comparison before its series
     # limit: the samples' 53 run ids in a full-width horizontal legend read "1/11"
     ids = [r[0] for r in serving_con.execute("select run_id from runs").fetchall()]
-    assert len(ids) == 53
+    assert len(ids) == 56
     assert 10 <= legend_pages(ids, ROW_PX, 480, vertical=False) <= 12
     # and on Error bursts' half-width chart of error events per run by code, which read "1/3"
     codes = [

@@ -32,7 +32,10 @@ LOGS = found(
     + list(FIXTURES.glob("recorded/dovecot-*/dovecot.log.gz")),
     "variant logs",
 )
-IDS = [p.parent.name for p in LOGS]
+IDS = [
+    p.parent.name + ("-dovecot" if p.name == "dovecot.log.gz" and (p.parent / "maillog.gz").exists() else "")
+    for p in LOGS
+]
 TOTALS = ("received", "delivered", "deferred", "bounced", "rejected")
 
 # programs this project reads: their lines must not be filed as 'other'
@@ -114,7 +117,12 @@ def pflogsumm_saved(variant_name: str) -> dict[str, int]:
     return {k: int(re.search(rf"^\s*(\d+)\s+{k}\b", grand, re.M).group(1)) for k in TOTALS}
 
 
-POSTFIX_LOGS = [p for p in LOGS if (FIXTURES / "oracles" / p.parent.name / "pflogsumm.txt").exists()]
+# the Postfix logs with a pflogsumm oracle (not a Dovecot log kept beside one, as in lmtp-dovecot)
+POSTFIX_LOGS = [
+    p
+    for p in LOGS
+    if p.name != "dovecot.log.gz" and (FIXTURES / "oracles" / p.parent.name / "pflogsumm.txt").exists()
+]
 
 
 @pytest.mark.parametrize("path", POSTFIX_LOGS, ids=[p.parent.name for p in POSTFIX_LOGS])
@@ -284,3 +292,249 @@ def test_dovecot_24_counts_per_minute_match_the_raw_lines_and_the_client():
     assert sum(r.get("retr_msgs") or 0 for r in rows if r.get("kind") == "mailbox_logout") == sum(
         int(c["messages"]) for c in client
     )
+
+
+def pflogsumm_section(variant_name: str, title: str) -> str:
+    """One section of the saved pflogsumm report: the lines after its underlined title up to
+    the next blank line (`Warnings: none` when it has nothing)."""
+    text = (FIXTURES / "oracles" / variant_name / "pflogsumm.txt").read_text()
+    m = re.search(rf"^{re.escape(title)}\n-+\n(.*?)(?:\n\n|\Z)", text, re.M | re.S)
+    return m.group(1) if m else ""
+
+
+@pytest.mark.parametrize("path", POSTFIX_LOGS, ids=[p.parent.name for p in POSTFIX_LOGS])
+def test_warnings_per_daemon_equal_pflogsumm(path):
+    """pflogsumm's Warnings section (`smtpd (total: 474)`): a daemon's `warning:` lines."""
+    want = {
+        m.group(1): int(m.group(2))
+        for m in re.finditer(
+            r"^  (\S+) \(total: (\d+)\)$", pflogsumm_section(path.parent.name, "Warnings"), re.M
+        )
+    }
+    _, rows = parsed(path)
+    got = Counter(
+        r["program"].rsplit("/", 1)[-1]
+        for r in rows
+        if r.get("kind") == "warning" and str(r.get("program", "")).startswith("postfix")
+    )
+    assert dict(got) == want
+
+
+@pytest.mark.parametrize("path", POSTFIX_LOGS, ids=[p.parent.name for p in POSTFIX_LOGS])
+def test_master_messages_equal_pflogsumm(path):
+    """pflogsumm's Master daemon messages (`reload -- version ...`, `daemon started -- ...`)."""
+    want = sum(
+        int(m.group(1))
+        for m in re.finditer(
+            r"^\s+(\d+)\s+\S", pflogsumm_section(path.parent.name, "Master daemon messages"), re.M
+        )
+    )
+    _, rows = parsed(path)
+    assert sum(r.get("kind") == "master" for r in rows) == want
+
+
+def variant_log(name: str, log: str) -> Path:
+    return SAMPLES / "variants" / name / log
+
+
+# --- saturation: process and anvil limits, misbehaving clients --------------------------
+
+LIMIT_WARNING = re.compile(
+    r"^warning: (Connection rate limit exceeded|Message delivery request rate limit exceeded"
+    r"|Connection concurrency limit exceeded): (\d+) from [^\[\s]*\[([^\]]+)\] for service (\w+)$"
+)
+SESSION_END = re.compile(r"^(lost connection|timeout|too many errors) after (\S+) from [^\[\s]*\[([^\]]+)\]")
+ANVIL_STAT = re.compile(
+    r"^statistics: (max (?:connection rate|connection count|message rate|cache size)) (\S+)"
+)
+
+
+def test_stress_limits_and_slips_read():
+    path = variant_log("stress", "maillog.gz")
+    _, rows = parsed(path)
+    seen, wrong = Counter(), []
+    for r, (prog, msg) in zip(rows, raw_lines(path), strict=True):
+        if m := LIMIT_WARNING.match(msg):
+            seen[m.group(1)] += 1
+            got = (r.get("kind"), r.get("client_ip"))
+            if got != ("warning", m.group(3)):
+                wrong.append((got, msg))
+        elif m := SESSION_END.match(msg):
+            seen[m.group(1)] += 1
+            kind = {"lost connection": "lost_connection", "timeout": "timeout"}.get(
+                m.group(1), "too_many_errors"
+            )
+            if r.get("kind") != kind or (kind == "too_many_errors" and r.get("client_ip") != m.group(3)):
+                wrong.append((r.get("kind"), msg))
+        elif prog == "postfix/anvil" and (m := ANVIL_STAT.match(msg)):
+            seen["anvil"] += 1
+            if (r.get("kind"), r.get("stat_name"), r.get("stat_value")) != ("anvil", m.group(1), m.group(2)):
+                wrong.append((r.get("kind"), msg))
+        elif msg.startswith("improper command pipelining after "):
+            seen["pipelining"] += 1
+            if r.get("kind") != "pipelining":
+                wrong.append((r.get("kind"), msg))
+    # the recording hit each limit and each slip (scripts/record/postfix_variants.sh v_stress)
+    assert set(seen) >= {
+        "Connection rate limit exceeded",
+        "Message delivery request rate limit exceeded",
+        "lost connection",
+        "timeout",
+        "too many errors",
+        "anvil",
+        "pipelining",
+    }, seen
+    assert not wrong, f"{len(wrong)} lines misread, e.g. {wrong[:3]}"
+
+
+# --- queue administration: postsuper, reload, stop and start ----------------------------
+
+POSTSUPER_SUMMARY = re.compile(r"^(Placed on hold|Released from hold|Requeued|Deleted): (\d+) messages?$")
+ORIG_ID = re.compile(r" orig_id=([0-9A-F]+)$")
+RECEIVED_ID = re.compile(r"^([0-9A-F]+): client=")
+
+
+def test_queue_administration_read():
+    path = variant_log("admin", "maillog.gz")
+    _, rows = parsed(path)
+    summaries, requeued, wrong = {}, [], []
+    received = {
+        m.group(1)
+        for prog, msg in raw_lines(path)
+        if prog == "postfix/smtpd" and (m := RECEIVED_ID.match(msg))
+    }
+    for r, (prog, msg) in zip(rows, raw_lines(path), strict=True):
+        want = None
+        if prog == "postfix/postsuper" and (m := POSTSUPER_SUMMARY.match(msg)):
+            summaries[m.group(1)] = int(m.group(2))
+            want = "postsuper"
+        elif prog == "postfix/postsuper" and (m := QUEUE_ID.match(msg)):
+            want = "removed" if msg.endswith(": removed") else None
+            if r.get("queue_id") != m.group(1):
+                wrong.append((r.get("queue_id"), msg))
+        elif prog == "postfix/pickup" and (m := ORIG_ID.search(msg)):
+            requeued.append(m.group(1))
+            if r.get("related_queue_id") != m.group(1):
+                wrong.append((r.get("related_queue_id"), msg))
+        elif prog == "postfix/master":
+            want = "master"
+        elif prog == "postfix/postfix-script":
+            want = "script"
+        if want and r.get("kind") != want:
+            wrong.append((r.get("kind"), msg))
+    assert set(summaries) == {"Placed on hold", "Released from hold", "Requeued", "Deleted"}, summaries
+    assert summaries["Deleted"] == 1 and summaries["Placed on hold"] == summaries["Released from hold"]
+    # every requeued message names the queue id it was received under, once
+    assert len(requeued) == summaries["Requeued"] and len(set(requeued)) == len(requeued)
+    assert set(requeued) <= received
+    assert not wrong, f"{len(wrong)} lines misread, e.g. {wrong[:3]}"
+
+
+# --- LMTP into Dovecot, Dovecot's mail_log plugin ------------------------------------------
+
+LMTP_SENT = re.compile(
+    r"^[0-9A-F]+: to=<([^>]+)>, relay=[^\[\s]*\[(private/dovecot-lmtp)\], .*status=sent "
+    r"\(250 2\.0\.0 <([^>]+)> (\S+) Saved\)$"
+)
+LMTP_SAVED = re.compile(r"^lmtp\(([^)]+)\)<\d+><([^>]+)>: msgid=<([^>]*)>: saved mail to INBOX$")
+LMTP_CONN = re.compile(r"^lmtp\((\d+)\): (?:Connect|Disconnect) from ")
+
+
+def test_lmtp_deliveries_meet_dovecot_saves():
+    """Each `postfix/lmtp ... status=sent (250 2.0.0 <u> SESSION Saved)` has Dovecot's `lmtp(u)<pid>
+    <SESSION>: msgid=<..>: saved mail to INBOX`; their number is pflogsumm's delivered."""
+    mlog, dlog = variant_log("lmtp-dovecot", "maillog.gz"), variant_log("lmtp-dovecot", "dovecot.log.gz")
+    _, mrows = parsed(mlog)
+    sent, wrong = Counter(), []
+    for r, (prog, msg) in zip(mrows, raw_lines(mlog), strict=True):
+        if prog == "postfix/lmtp" and (m := LMTP_SENT.match(msg)):
+            sent[(m.group(3), m.group(4))] += 1
+            got = (
+                r.get("status"),
+                r.get("relay_host"),
+                r.get("relay_ip"),
+                r.get("recipient"),
+                r.get("counts_as"),
+            )
+            if got != ("sent", m.group(2), None, m.group(1), "delivered"):
+                wrong.append((got, msg))
+    _, drows = parsed(dlog)
+    saved, conns = Counter(), 0
+    for r, (_, msg) in zip(drows, raw_lines(dlog), strict=True):
+        if m := LMTP_SAVED.match(msg):
+            saved[(m.group(1), m.group(2))] += 1
+            got = (r.get("kind"), r.get("mailbox_user"), r.get("message_id"))
+            if got != ("local_delivery", m.group(1), m.group(3)):
+                wrong.append((got, msg))
+        elif LMTP_CONN.match(msg):
+            conns += 1
+            if r.get("kind") not in ("connect", "disconnect") or r.get("mailbox_user") is not None:
+                wrong.append((r.get("kind"), r.get("mailbox_user"), msg))
+    assert sent and sent == saved
+    assert sum(sent.values()) == pflogsumm_saved("lmtp-dovecot")["delivered"]
+    assert conns
+    assert not wrong, f"{len(wrong)} lines misread, e.g. {wrong[:3]}"
+
+
+MAIL_LOG = re.compile(
+    r"^(pop3|imap)\(([^)]+)\)<\d+><([^>]+)>: (delete|undelete|expunge|autoexpunge|save|flag_change|copy) ?"
+    r"(?:from [^:]*)?: (.*)$"
+)
+SESSION_LOGOUT = re.compile(
+    r"^(pop3|imap)\([^)]+\)<\d+><([^>]+)>: Disconnected: Logged out .*?\b(?:del|expunged)=(\d+)"
+)
+
+
+def test_mail_log_events_read():
+    """Dovecot's mail_log plugin lines (`expunge: box=INBOX, uid=19, msgid=<..>, size=2331`): the
+    event, user, session, Message-ID and size; and a session's expunge lines are as many as its
+    logout line's `del=N` (POP3) or `expunged=N` (IMAP)."""
+    path = variant_log("lmtp-dovecot", "dovecot.log.gz")
+    _, rows = parsed(path)
+    expunged, said, wrong = Counter(), {}, []
+    for r, (_, msg) in zip(rows, raw_lines(path), strict=True):
+        if m := MAIL_LOG.match(msg):
+            svc, user, session, event, fields = m.groups()
+            msgid = re.search(r"\bmsgid=<([^>]*)>", fields)
+            size = re.search(r"\bsize=(\d+)", fields)
+            want = (
+                "mail_log",
+                svc,
+                user,
+                session,
+                event,
+                msgid and msgid.group(1),
+                size and int(size.group(1)),
+            )
+            got = tuple(
+                r.get(k)
+                for k in ("kind", "service", "mailbox_user", "session_id", "detail", "message_id", "size")
+            )
+            if got != want:
+                wrong.append((got, want))
+        elif m := SESSION_LOGOUT.match(msg):
+            said[m.group(2)] = int(m.group(3))
+        if r.get("kind") == "mail_log" and r.get("detail") == "expunge":
+            expunged[r.get("session_id")] += 1
+    assert said and not wrong, f"{len(wrong)} mail_log lines misread, e.g. {wrong[:3]}"
+    assert {s: n for s, n in said.items() if n} == dict(expunged)
+
+
+AUTH_VERBOSE = re.compile(r"^auth: passwd-file\(([^,()]+),([^,()]+),<[^>]*>\): (.+)$")
+
+
+def test_auth_verbose_lines_read():
+    """`auth_verbose = yes`: `auth: passwd-file(user,ip,<session>): Password mismatch` names the
+    user and the client; as many as the client's wrong-password logins (every tenth round)."""
+    path = variant_log("lmtp-dovecot", "dovecot.log.gz")
+    _, rows = parsed(path)
+    seen, wrong = 0, []
+    for r, (_, msg) in zip(rows, raw_lines(path), strict=True):
+        if m := AUTH_VERBOSE.match(msg):
+            seen += 1
+            got = (r.get("kind"), r.get("mailbox_user"), r.get("client_ip"))
+            if got != ("auth", m.group(1), m.group(2)):
+                wrong.append((got, msg))
+    client = (path.parent / "mailbox_client.csv").read_text().splitlines()[1:]
+    assert seen == sum(line.split(",")[3] == "0" for line in client if line.strip())
+    assert not wrong, f"{len(wrong)} auth lines misread, e.g. {wrong[:3]}"

@@ -39,7 +39,7 @@ save_settings() {
 restore_settings() {
   cp -a "$SAVED/main.cf" "$SAVED/master.cf" /etc/postfix/
   cp -a "$SAVED/99-bench.conf" /etc/dovecot/conf.d/
-  rm -f /etc/dovecot/conf.d/98-variant.conf /etc/rsyslog.d/20-variant.conf
+  rm -f /etc/dovecot/conf.d/98-variant.conf /etc/dovecot/conf.d/99-variant.conf /etc/rsyslog.d/20-variant.conf
   postfix reload >/dev/null 2>&1 || postfix start
   doveadm reload
 }
@@ -142,7 +142,7 @@ output_file = "${TOOL_OUT:-postal.csv}"
 name = "${MTA_NAME:-postfix}"
 version = "${MTA_VERSION:-$(postconf -h mail_version)}"
 listen = "${MTA_LISTEN:-127.0.0.1:25}"
-delivery = "virtual(8) to Maildir under $BASE/vmail, 500 mailboxes in domain bench.test"
+delivery = "${MTA_DELIVERY:-virtual(8) to Maildir under $BASE/vmail, 500 mailboxes in domain bench.test}"
 
 [mta.changed_settings]
 $7
@@ -172,7 +172,7 @@ postlogd_variant() {
   start=$(now)
   $sessions &
   local spid=$!
-  load_postal "$dir" ${POSTAL_EXTRA:-}
+  ${LOADER:-load_postal} "$dir" ${POSTAL_EXTRA:-}
   wait "$spid" || true
   drain
   end=$(now)
@@ -187,6 +187,26 @@ postlogd_variant() {
 }
 
 no_sessions() { :; }
+
+# postal until LOAD_S is up, started again whenever it ends early: postal 0.76 dies (SIGSEGV) on a
+# 421 greeting, which a saturated Postfix gives; one CSV, header once
+load_postal_respawn() { # dir [extra postal options...]
+  local dir=$1; shift
+  local until=$(($(date +%s) + LOAD_S)) left runs=0
+  LOAD_CMD="until $LOAD_S s are up: timeout -s INT -k 5 LEFT postal -t 2 -m 4 -r $RATE $* 127.0.0.1 $VUSERS (started again when it dies)"
+  echo "time,messages,data(K),errors,connections,SSL connections" > "$dir/postal.csv"
+  set +e
+  while left=$((until - $(date +%s))); [ "$left" -gt 0 ]; do
+    # shellcheck disable=SC2086
+    timeout -s INT -k 5 "$left" stdbuf -oL postal -t 2 -m 4 -r "$RATE" "$@" 127.0.0.1 "$VUSERS" 2>/dev/null \
+      | grep -v '^time,' >> "$dir/postal.csv"
+    runs=$((runs + 1))
+    sleep 1
+  done
+  LOAD_RC=0
+  set -e
+  echo "postal started $runs times" >&2
+}
 
 # --- variants -----------------------------------------------------------------------------
 
@@ -541,7 +561,157 @@ login_log_format_elements = "user=<%u> method=%m rip=%r lip=%l %c"' \
 login_log_format_elements = "user=<%u> method=%m rip=%r lip=%l %c"'
 }
 
-ALL=(rsyslog journald long_queue_ids postscreen tls_sasl milter header_checks verify bounce_expired dovecot_default dovecot_custom)
+# --- saturation, queue administration, LMTP into Dovecot --------------------------------
+
+set_stress() {
+  postconf -e "default_process_limit = 5" "anvil_rate_time_unit = 60s" "anvil_status_update_time = 20s" \
+    "smtpd_client_event_limit_exceptions =" "smtpd_client_connection_rate_limit = 60" \
+    "smtpd_client_message_rate_limit = 150" "smtpd_client_connection_count_limit = 10" \
+    "smtpd_timeout = 10s" "smtpd_hard_error_limit = 5" \
+    "default_destination_concurrency_limit = 2" "virtual_destination_concurrency_limit = 2"
+}
+# misbehaving clients from their own loopback addresses (their own anvil counters): one that talks
+# before the greeting, one that drops after RCPT, one that goes quiet after EHLO (smtpd_timeout),
+# one with more unknown recipients than smtpd_hard_error_limit
+stress_clients() {
+  python3 - "$1" <<'PY' || true
+import socket, sys, time
+src = sys.argv[1]
+def conn():
+    s = socket.socket(); s.settimeout(60); s.bind((src, 0)); s.connect(("127.0.0.1", 25)); return s
+def talk(s, line):
+    s.sendall(line + b"\r\n"); return s.recv(4096)
+try:
+    s = conn(); s.sendall(b"EHLO early.example\r\nMAIL FROM:<a@early.example>\r\n"); time.sleep(2); s.close()
+    s = conn(); s.recv(512); talk(s, b"EHLO lost.example"); talk(s, b"MAIL FROM:<user1@bench.test>")
+    talk(s, b"RCPT TO:<user2@bench.test>"); s.close()
+    s = conn(); s.recv(512); s.sendall(b"HELO pipe.example\r\nMAIL FROM:<user1@bench.test>\r\nRCPT TO:<user3@bench.test>\r\n")
+    time.sleep(1); s.recv(4096); talk(s, b"QUIT"); s.close()
+    s = conn(); s.recv(512); talk(s, b"EHLO errors.example"); talk(s, b"MAIL FROM:<user1@bench.test>")
+    for i in range(8):
+        try: talk(s, b"RCPT TO:<nouser%d@bench.test>" % (20 + i))
+        except OSError: break
+    s.close()
+    s = conn(); s.recv(512); talk(s, b"EHLO idle.example"); time.sleep(15); s.close()
+except OSError as e:
+    print(e, file=sys.stderr)
+PY
+}
+# twelve clients at once from one address, each holding its session 4 s: more than the 5 smtpd
+# processes, so master(8) warns that the service reached its process limit
+stress_burst() {
+  python3 - "$1" <<'PY' || true
+import socket, sys, threading, time
+def one():
+    try:
+        s = socket.socket(); s.settimeout(60); s.bind((sys.argv[1], 0)); s.connect(("127.0.0.1", 25))
+        s.recv(512); s.sendall(b"EHLO burst.example\r\n"); s.recv(4096); time.sleep(4)
+        s.sendall(b"QUIT\r\n"); s.recv(512); s.close()
+    except OSError:
+        pass
+ts = [threading.Thread(target=one) for _ in range(12)]
+for t in ts: t.start()
+for t in ts: t.join()
+PY
+}
+stress_sessions() {
+  sleep 2; stress_burst 127.0.0.7
+  sleep 3; stress_clients 127.0.0.5
+  sleep 10; stress_clients 127.0.0.6
+  stress_burst 127.0.0.8
+}
+v_stress() {
+  local slug=stress
+  # twenty postal threads, ten messages a connection, well above what 5 processes and the rate
+  # limits take
+  LOADER=load_postal_respawn POSTAL_EXTRA="-t 20 -c 10" RATE=${STRESS_RATE:-1200} postlogd_variant "$slug" "Postfix pushed past saturation: default_process_limit 5 (so smtpd, cleanup, virtual ... at most 5 each), connection rate 60/min, message rate 150/min and 10 concurrent connections per client (anvil_rate_time_unit 60s, loopback taken out of smtpd_client_event_limit_exceptions, anvil statistics every 20 s), destination concurrency 2, smtpd_timeout 10s, smtpd_hard_error_limit 5; postal with 20 threads, 10 messages a connection at up to 1200 a minute; postal 0.76 dies (SIGSEGV) on the 421 greetings the limits give, so it is started again each time until the minute is up, and its CSV has only the minutes it lived to print. Twelve clients at once from 127.0.0.7 and later from 127.0.0.8, each holding its session 4 s (more than the 5 smtpd processes: they are served five at a time; Postfix 3.7 logged no process-limit warning); twice, from 127.0.0.5 and 127.0.0.6, a client that talks before the greeting, one that drops after RCPT, one that pipelines after HELO, one with 8 unknown recipients and one that goes quiet after EHLO." \
+    'default_process_limit = "5"
+anvil_rate_time_unit = "60s"
+anvil_status_update_time = "20s"
+smtpd_client_event_limit_exceptions = ""
+smtpd_client_connection_rate_limit = "60"
+smtpd_client_message_rate_limit = "150"
+smtpd_client_connection_count_limit = "10"
+smtpd_timeout = "10s"
+smtpd_hard_error_limit = "5"
+default_destination_concurrency_limit = "2"
+virtual_destination_concurrency_limit = "2"' set_stress stress_sessions
+}
+
+set_admin() { postconf -e "defer_transports = virtual"; }
+# the queue fills (virtual deliveries deferred), is held, released, one message deleted, delivery
+# turned back on with a reload, requeued and flushed; later a stop and a start under load
+admin_sessions() {
+  sleep 15
+  postsuper -h ALL || true
+  sleep 3
+  postsuper -H ALL || true
+  local qid
+  qid=$(postqueue -j | head -n 1 | sed -n 's/.*"queue_id": *"\([^"]*\)".*/\1/p')
+  if [ -n "$qid" ]; then postsuper -d "$qid" || true; fi
+  postconf -e "defer_transports ="
+  postfix reload || true
+  postsuper -r ALL || true
+  postqueue -f || true
+  sleep 15
+  postfix stop
+  sleep 3
+  postfix start
+  wait_smtp
+  sleep 10
+  postqueue -f || true
+}
+v_admin() {
+  LOADER=load_postal_respawn postlogd_variant admin "Queue administration under load (postal started again whenever it dies, as it does when Postfix stops under it): virtual deliveries deferred (defer_transports = virtual) for the first 15 s, then postsuper -h ALL, postsuper -H ALL, postsuper -d of one queued message, defer_transports emptied and postfix reload, postsuper -r ALL, postqueue -f; 15 s later postfix stop, 3 s down, postfix start, and a last postqueue -f." \
+    'defer_transports = "virtual (for the first 15 s of the load, then emptied and reloaded)"' set_admin admin_sessions
+}
+
+set_lmtp() {
+  postconf -e "virtual_transport = lmtp:unix:private/dovecot-lmtp"
+  # after 99-bench.conf, whose `protocols = pop3 imap` would otherwise win
+  cat > /etc/dovecot/conf.d/99-variant.conf <<'CONF'
+# written by scripts/record/postfix_variants.sh: Postfix delivers over LMTP into Dovecot
+protocols = $protocols lmtp
+service lmtp {
+  unix_listener /var/spool/postfix/private/dovecot-lmtp {
+    mode = 0600
+    user = postfix
+    group = postfix
+  }
+}
+auth_verbose = yes
+mail_plugins = $mail_plugins mail_log notify
+plugin {
+  mail_log_events = delete undelete expunge copy mailbox_delete mailbox_rename
+  mail_log_fields = uid box msgid size
+}
+CONF
+  doveadm reload; sleep 2
+}
+lmtp_sessions() {
+  sleep 2
+  head -n 100 "$BASE/users.txt" > "$SAVED/mailbox-users.txt"
+  timeout -k 5 $((LOAD_S + 10)) python3 "$REPO/scripts/record/mailbox_client.py" "$SAVED/mailbox-users.txt" \
+    "$BASE/mail-password" "$((LOAD_S - 5))" 120 > "$OUT/lmtp-dovecot/mailbox_client.csv" 2>/dev/null || true
+}
+v_lmtp() {
+  local slug=lmtp-dovecot dlog=$BASE/log/dovecot.log doff
+  mkdir -p "$OUT/$slug"
+  doff=$(log_offset "$dlog")
+  # shellcheck disable=SC2016  # the changed settings quote Dovecot's $protocols literally
+  MTA_DELIVERY="lmtp(8) over unix:private/dovecot-lmtp into Dovecot's LMTP, Maildir under $BASE/vmail, 500 mailboxes in domain bench.test" \
+    postlogd_variant "$slug" "Postfix delivers the virtual domain over LMTP into Dovecot (virtual_transport = lmtp:unix:private/dovecot-lmtp, Dovecot's lmtp service listening in Postfix's spool), Dovecot with auth_verbose = yes and the mail_log plugin (delete, undelete, expunge, copy, mailbox delete/rename; fields uid box msgid size); scripts/record/mailbox_client.py drains the mailboxes over POP3 and IMAP (every tenth login with a wrong password) during the load. Postfix's log is maillog.gz (postlogd), Dovecot's dovecot.log.gz (rsyslog, RFC 3339)." \
+    'virtual_transport = "lmtp:unix:private/dovecot-lmtp"
+"dovecot protocols" = "$protocols lmtp (service lmtp listening on /var/spool/postfix/private/dovecot-lmtp)"
+"dovecot auth_verbose" = "yes"
+"dovecot mail_plugins" = "$mail_plugins mail_log notify"
+"dovecot mail_log_events" = "delete undelete expunge copy mailbox_delete mailbox_rename"
+"dovecot mail_log_fields" = "uid box msgid size"' set_lmtp lmtp_sessions
+  sleep 2
+  cut_log "$dlog" "$doff" "$OUT/$slug/dovecot.log.gz"
+}
+
+ALL=(rsyslog journald long_queue_ids postscreen tls_sasl milter header_checks verify bounce_expired dovecot_default dovecot_custom stress admin lmtp)
 # a variant that fails half-way still gives Postfix and Dovecot their settings back
 trap '[ -s "$SAVED/main.cf" ] && restore_settings; rm -rf "$SAVED"' EXIT
 users_file

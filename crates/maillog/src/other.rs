@@ -1394,6 +1394,9 @@ fn dovecot_session<'a>(row: &mut Row<'a>, m: &'a [u8]) {
     let Some(t) = t.strip_prefix(b": ") else { return };
     row.s(C::service, svc);
     let t = t.strip_prefix(b"Info: ").unwrap_or(t);
+    if mail_log_event(row, t) {
+        return;
+    }
     let pair = |lit: &[u8]| -> (Option<i64>, Option<i64>) {
         match until_after(t, lit, b',') {
             Some(v) => {
@@ -1437,6 +1440,62 @@ fn dovecot_session<'a>(row: &mut Row<'a>, m: &'a [u8]) {
             row.i(C::del_msgs, pair(b"expunged=").0);
         }
     }
+}
+
+/// The mail_log plugin's lines (`mail_plugins = $mail_plugins mail_log`), after a session's
+/// prefix: `expunge: box=INBOX, uid=19, msgid=<...>, size=2331`, likewise `delete`,
+/// `undelete`, `autoexpunge`, `save`, `flag_change` and `copy from <box>`, each with the
+/// `mail_log_fields` it was given (none or several of box, uid, msgid, size, vsize, from,
+/// subject, flags); `Mailbox created: X`, `Mailbox deleted: X`, `Mailbox renamed: X -> Y`.
+/// Kind `mail_log`: `detail` is the event as `mail_log_events` names it, with the
+/// message's `message_id` and `size` when logged.
+fn mail_log_event<'a>(row: &mut Row<'a>, t: &'a [u8]) -> bool {
+    for (lit, event) in [
+        (b"Mailbox created: ".as_slice(), b"mailbox_create".as_slice()),
+        (b"Mailbox deleted: ", b"mailbox_delete"),
+        (b"Mailbox renamed: ", b"mailbox_rename"),
+    ] {
+        if t.starts_with(lit) {
+            row.s(C::kind, b"mail_log");
+            row.s(C::detail, event);
+            return true;
+        }
+    }
+    let word = &t[..run(t, |c| c.is_ascii_lowercase() || c == b'_')];
+    let event: &'static [u8] = match word {
+        b"delete" => b"delete",
+        b"undelete" => b"undelete",
+        b"expunge" => b"expunge",
+        b"autoexpunge" => b"autoexpunge",
+        b"save" => b"save",
+        b"flag_change" => b"flag_change",
+        b"copy" if t.starts_with(b"copy from ") => b"copy",
+        _ => return false,
+    };
+    // the event ends at `: ` (a copy's source box may hold spaces); then the fields, if any
+    let fields = if event == b"copy" {
+        match find(t, b": ") {
+            Some(p) => &t[p + 2..],
+            None => return false,
+        }
+    } else if t.len() == word.len() {
+        b"".as_slice()
+    } else if let Some(f) = t[word.len()..].strip_prefix(b": ") {
+        f
+    } else {
+        return false;
+    };
+    row.s(C::kind, b"mail_log");
+    row.s(C::detail, event);
+    row.so(C::message_id, angle_after(fields, b"msgid=<").and_then(nonempty));
+    let size = match fields.strip_prefix(b"size=") {
+        Some(r) => Some(upto(r, b',')),
+        None => until_after(fields, b", size=", b','),
+    };
+    if let Some(n) = size.and_then(to_i64) {
+        row.i(C::size, Some(n));
+    }
+    true
 }
 
 #[cfg(test)]
@@ -1494,6 +1553,35 @@ mod dovecot_tests {
         assert_eq!(r.get_s(C::kind), Some(&b"local_delivery"[..]));
         assert_eq!(r.get_s(C::mailbox_user), Some(&b"user5@bench.test"[..]));
         assert_eq!(r.get_s(C::message_id), Some(&b"20261127214233.016122@vm"[..]));
+    }
+
+    #[test]
+    fn mail_log_plugin_events() {
+        // Dovecot 2.3.19 with mail_log_events = delete undelete expunge copy mailbox_delete
+        // mailbox_rename and mail_log_fields = uid box msgid size
+        let r = run(b"pop3(user1@bench.test)<11333><Gs/R6EhhiNN/AAAB>: expunge: box=INBOX, uid=19, msgid=<20261127214029.A1CDD2E8040@vm>, size=2331");
+        assert_eq!(r.get_s(C::kind), Some(&b"mail_log"[..]));
+        assert_eq!(r.get_s(C::service), Some(&b"pop3"[..]));
+        assert_eq!(r.get_s(C::mailbox_user), Some(&b"user1@bench.test"[..]));
+        assert_eq!(r.get_s(C::session_id), Some(&b"Gs/R6EhhiNN/AAAB"[..]));
+        assert_eq!(r.get_s(C::detail), Some(&b"expunge"[..]));
+        assert_eq!(r.get_s(C::message_id), Some(&b"20261127214029.A1CDD2E8040@vm"[..]));
+        assert_eq!(i(&r, C::size), Some(2331));
+        let r = run(b"imap(user7@bench.test)<12001><LwNlNUhhmtJ/AAAB>: delete: box=INBOX, uid=4, msgid=<x@y>, size=977");
+        assert_eq!(r.get_s(C::kind), Some(&b"mail_log"[..]));
+        assert_eq!(r.get_s(C::detail), Some(&b"delete"[..]));
+        assert_eq!(i(&r, C::size), Some(977));
+        // the default fields (uid, msgid, size), a copy, mailbox events, the custom prefix
+        let r = run(b"imap(u@x)<1><s>: copy from INBOX: uid=3, msgid=<a@b>, size=12");
+        assert_eq!((r.get_s(C::kind), r.get_s(C::detail)), (Some(&b"mail_log"[..]), Some(&b"copy"[..])));
+        assert_eq!(i(&r, C::size), Some(12));
+        let r = run(b"imap(u@x)<1><s>: Mailbox renamed: Old -> New");
+        assert_eq!(r.get_s(C::detail), Some(&b"mailbox_rename"[..]));
+        let r = run(b"pop3: expunge: uid=5, msgid=<a@b>, size=40");
+        assert_eq!((r.get_s(C::kind), r.get_s(C::service)), (Some(&b"mail_log"[..]), Some(&b"pop3"[..])));
+        // not an event word: left to the other shapes
+        let r = run(b"imap(u@x)<1><s>: deleted something odd");
+        assert_ne!(r.get_s(C::kind), Some(&b"mail_log"[..]));
     }
 
     #[test]

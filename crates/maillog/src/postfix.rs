@@ -254,6 +254,8 @@ pub fn parse<'a>(row: &mut Row<'a>, prog: &'a [u8], b: &'a [u8], has_qid: bool, 
             // (?:from|sender)=<([^>]*)>, leftmost of either
             let f = find_angle_either(b);
             row.so(C::sender, f.and_then(nonempty));
+            // `postsuper -r` gives a requeued message a new queue id: `uid=0 from=<s> orig_id=OLD`
+            row.so(C::related_queue_id, token_after(b, b" orig_id=").and_then(nonempty));
         }
         b"bounce_notice" | b"defer_notice" | b"dsn_notice" => {
             let r = each_after(b, b"notification: ", |r| {
@@ -589,9 +591,15 @@ pub fn split_host<'a>(row: &mut Row<'a>, s: &'a [u8], ch: C, ci: C, cp: C) {
                 row.s(ch, s);
                 return;
             };
+            let mut ip = &s[lb + 1..rb];
+            if ip.contains(&b'/') {
+                // a UNIX-domain socket: LMTP to `lmtp:unix:private/dovecot-lmtp` is logged as
+                // `relay=myhostname[private/dovecot-lmtp]`; the socket is the relay, no address
+                row.s(ch, ip);
+                return;
+            }
             let host = trim_ascii_ws(first_field(&s[..lb], b' '));
             row.so(ch, nonempty(host));
-            let mut ip = &s[lb + 1..rb];
             if ip.len() > 5 && ip[..5].eq_ignore_ascii_case(b"ipv6:") {
                 ip = &ip[5..];
             }
@@ -790,6 +798,47 @@ mod variant_lines {
         let r = parse(b"Nov 27 03:07:50 vm postfix/smtpd[1]: improper command pipelining after EHLO from unknown[127.0.0.1]: MAIL FROM:<a@b.example>\\r\\n");
         assert_eq!(s(&r, C::kind), Some("pipelining"));
         assert_eq!(s(&r, C::client_ip), Some("127.0.0.1"));
+    }
+
+    #[test]
+    fn lmtp_over_a_unix_socket_names_the_socket_as_relay() {
+        let r = parse(b"Nov 27 21:48:46 vm postfix/lmtp[1299]: 9D143C2DFC: to=<user88@bench.test>, relay=vm[private/dovecot-lmtp], delay=0.05, delays=0.04/0/0/0, dsn=2.0.0, status=sent (250 2.0.0 <user88@bench.test> CADoKL76CWsfBQAAg+zDdQ Saved)");
+        assert_eq!(s(&r, C::kind), Some("delivery"));
+        assert_eq!(s(&r, C::status), Some("sent"));
+        assert_eq!(s(&r, C::relay_host), Some("private/dovecot-lmtp"));
+        assert_eq!(s(&r, C::relay_ip), None);
+        assert_eq!(s(&r, C::enhanced_code), Some("2.0.0"));
+    }
+
+    #[test]
+    fn saturation_and_queue_administration_lines() {
+        // Postfix 3.7 with default_process_limit 5 and anvil rate limits; postsuper and
+        // postfix(1) under load
+        for (line, kind) in [
+            (&b"Nov 27 21:38:20 vm postfix/smtpd[3744]: warning: Connection concurrency limit exceeded: 5 from unknown[127.0.0.1] for service smtp"[..], "warning"),
+            (b"Nov 27 21:46:10 vm postfix/smtpd[3744]: warning: Connection rate limit exceeded: 61 from unknown[127.0.0.1] for service smtp", "warning"),
+            (b"Nov 27 21:46:10 vm postfix/smtpd[3744]: warning: Message delivery request rate limit exceeded: 151 from unknown[127.0.0.1] for service smtp", "warning"),
+            (b"Nov 27 21:38:28 vm postfix/smtpd[3742]: too many errors after RCPT from unknown[127.0.0.5]", "too_many_errors"),
+            (b"Nov 27 21:38:38 vm postfix/smtpd[3740]: timeout after EHLO from unknown[127.0.0.5]", "timeout"),
+            (b"Nov 27 21:47:18 vm postfix/postsuper[30383]: Placed on hold: 30 messages", "postsuper"),
+            (b"Nov 27 21:47:21 vm postfix/postsuper[30613]: Released from hold: 30 messages", "postsuper"),
+            (b"Nov 27 21:47:23 vm postfix/postsuper[30791]: Requeued: 46 messages", "postsuper"),
+            (b"Nov 27 21:47:21 vm postfix/postsuper[30626]: 30C68C29ED: removed", "removed"),
+            (b"Nov 27 21:47:23 vm postfix/pickup[30785]: A74ABC2B38: uid=102 from=<user35@bench.test> orig_id=48685C2A8A", "pickup"),
+            (b"Nov 27 21:47:23 vm postfix/master[9360]: reload -- version 3.7.11, configuration /etc/postfix", "master"),
+            (b"Nov 27 21:47:38 vm postfix/postfix-script[31765]: stopping the Postfix mail system", "script"),
+        ] {
+            assert_eq!(s(&parse(line), C::kind), Some(kind), "{}", String::from_utf8_lossy(line));
+        }
+        let r = parse(b"Nov 27 21:38:20 vm postfix/smtpd[3744]: warning: Connection concurrency limit exceeded: 5 from unknown[127.0.0.1] for service smtp");
+        assert_eq!(s(&r, C::client_ip), Some("127.0.0.1"));
+        // a message requeued with `postsuper -r` names the queue id it had
+        let r = parse(b"Nov 27 21:47:23 vm postfix/pickup[30785]: A74ABC2B38: uid=102 from=<user35@bench.test> orig_id=48685C2A8A");
+        assert_eq!(s(&r, C::queue_id), Some("A74ABC2B38"));
+        assert_eq!(s(&r, C::sender), Some("user35@bench.test"));
+        assert_eq!(s(&r, C::related_queue_id), Some("48685C2A8A"));
+        let r = parse(b"Nov 27 21:47:23 vm postfix/pickup[30785]: A74ABC2B38: uid=102 from=<user35@bench.test>");
+        assert_eq!(s(&r, C::related_queue_id), None);
     }
 
     #[test]
