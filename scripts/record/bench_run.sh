@@ -49,6 +49,20 @@ add_maildir_users() {
         done' _ "$2"
 }
 
+# OpenSMTPD's virtual users in chroot DIR: KNOWN addresses user1..userKNOWN@DOMAIN mapped to the
+# system account vmail (/etc/smtpd/bench_users), vmail's home /var/vmail, and HOST resolving to
+# loopback
+opensmtpd_vmail() {
+    local dir=$1 host=$2 known=$3 domain=$4 i
+    mkdir -p "$dir/etc/smtpd"
+    for i in $(seq 1 "$known"); do echo "user$i@$domain vmail"; done >"$dir/etc/smtpd/bench_users"
+    chroot "$dir" getent passwd vmail >/dev/null || chroot "$dir" useradd -r -d /var/vmail -s /usr/sbin/nologin vmail
+    mkdir -p "$dir/var/vmail"
+    chroot "$dir" chown vmail: /var/vmail
+    grep -qs "$host" "$dir/etc/hosts" ||
+        echo "127.0.0.1 localhost $host.$domain $host $(hostname)" >>"$dir/etc/hosts"
+}
+
 # rsyslogd inside chroot DIR writing mail.* to /var/log/maillog (for MTAs that log through syslog only)
 # shellcheck disable=SC2034 # read by the scripts that source this one
 MAILLOG_TIMESTAMP_FORMAT="RFC 3339 with microseconds and offset (rsyslog 8.2302 RSYSLOG_FileFormat), UTC"

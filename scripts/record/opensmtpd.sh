@@ -47,13 +47,7 @@ setup() {
     create opensmtpd opensmtpd rsyslog
     local dir
     dir=$(chroot_dir opensmtpd)
-    mkdir -p "$dir/etc/smtpd"
-    for i in $(seq 1 "$KNOWN"); do echo "user$i@$DOMAIN vmail"; done >"$dir/etc/smtpd/bench_users"
-    chroot "$dir" getent passwd vmail >/dev/null || chroot "$dir" useradd -r -d /var/vmail -s /usr/sbin/nologin vmail
-    mkdir -p "$dir/var/vmail"
-    chroot "$dir" chown vmail: /var/vmail
-    grep -qs "mx-opensmtpd" "$dir/etc/hosts" ||
-        echo "127.0.0.1 localhost mx-opensmtpd.$DOMAIN mx-opensmtpd $(hostname)" >>"$dir/etc/hosts"
+    opensmtpd_vmail "$dir" mx-opensmtpd "$KNOWN" "$DOMAIN"
     rsyslog_maillog "$dir"
     write_users "$dir/root/users.txt" "$KNOWN" "$UNKNOWN" "$DOMAIN"
 }

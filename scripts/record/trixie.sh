@@ -37,13 +37,7 @@ QUEUE_COLUMNS="incoming = message folders under /var/spool/smtpd/incoming (being
 
 setup() {
     create "$MTA_NAME" opensmtpd rsyslog dovecot-core dovecot-pop3d dovecot-imapd dovecot-lmtpd
-    mkdir -p "$DIR/etc/smtpd"
-    for i in $(seq 1 "$KNOWN"); do echo "user$i@$DOMAIN vmail"; done >"$DIR/etc/smtpd/bench_users"
-    chroot "$DIR" getent passwd vmail >/dev/null || chroot "$DIR" useradd -r -d /var/vmail -s /usr/sbin/nologin vmail
-    mkdir -p "$DIR/var/vmail"
-    chroot "$DIR" chown vmail: /var/vmail
-    grep -qs "mx-trixie" "$DIR/etc/hosts" ||
-        echo "127.0.0.1 localhost mx-trixie.$DOMAIN mx-trixie $(hostname)" >>"$DIR/etc/hosts"
+    opensmtpd_vmail "$DIR" mx-trixie "$KNOWN" "$DOMAIN"
     cat >"$DIR/etc/rsyslog.conf" <<'EOF'
 module(load="imuxsock" SysSock.RateLimit.Interval="0")
 if $programname == 'dovecot' then {
