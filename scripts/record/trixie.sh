@@ -163,7 +163,7 @@ record_dovecot() {
 setup
 mkdir -p "$OUT"
 OUT=$(cd "$OUT" && pwd)
-for w in ${WHICH[*]}; do
+for w in "${WHICH[@]}"; do
     rm -rf "$DIR"/var/spool/smtpd/{queue,incoming}/* "$DIR/var/log/maillog" "$DIR/var/log/dovecot.log"
     "record_$w"
 done
