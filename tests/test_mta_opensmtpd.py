@@ -19,7 +19,8 @@ from ingest.source import FileSource
 
 ROOT = Path(__file__).resolve().parents[1]
 RUNS = found(
-    sorted((ROOT / "samples" / "mtas").glob("opensmtpd-*")) + sorted((FIXTURES / "recorded").glob("opensmtpd-*")),
+    sorted((ROOT / "samples" / "mtas").glob("opensmtpd-*"))
+    + sorted((FIXTURES / "recorded").glob("opensmtpd-*")),
     "OpenSMTPD runs",
 )
 
