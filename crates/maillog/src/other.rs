@@ -1,7 +1,7 @@
 //! Sendmail, Exim, qmail (multilog) and Dovecot lines.
 
 use crate::cols::{Row, C};
-use crate::postfix::split_host;
+use crate::postfix::{reply_in_text, split_host};
 use crate::scan::*;
 use std::collections::{HashMap, HashSet};
 
@@ -117,7 +117,7 @@ pub fn sendmail<'a>(row: &mut Row<'a>, b: &'a [u8]) {
         let relay = until_after(b, b", relay=", b',').and_then(nonempty);
         row.so(C::relay, relay);
         if let Some(r) = relay {
-            split_host(row, r, C::relay_host, C::relay_ip, C::relay_port);
+            sm_split_relay(row, r);
         }
         row.so(C::mailer, until_after(b, b", mailer=", b',').and_then(nonempty));
         row.f(C::delay, sm_secs(dur_after(b, b", delay=")));
@@ -143,7 +143,17 @@ pub fn sendmail<'a>(row: &mut Row<'a>, b: &'a [u8]) {
             b"bounced"
         };
         row.s(C::status, st);
-        row.so(C::status_text, each_after(b, b", stat=", Some).and_then(nonempty));
+        let stat = each_after(b, b", stat=", Some).and_then(nonempty);
+        row.so(C::status_text, stat);
+        // `stat=Sent (2.0.0 Ok: queued as X)`: the remote's reply to the message, its code left
+        // out (sendmail logs no `reply=` for a success)
+        if let Some(t) = stat.and_then(|t| t.strip_prefix(b"Sent (")).and_then(|t| t.strip_suffix(b")")) {
+            if row.get_s(C::reply_text).is_none() && row.get_s(C::enhanced_code).is_none() {
+                let n = enh_greedy(t).filter(|&n| matches!(t.get(n), None | Some(b' ')));
+                row.so(C::enhanced_code, n.map(|n| &t[..n]));
+                row.so(C::reply_text, nonempty(n.map_or(t, |n| t[n..].trim_ascii_start())));
+            }
+        }
     } else if b.starts_with(b"ruleset=") && find(b, b", reject=").is_some() {
         row.s(C::kind, b"reject");
         row.s(C::reject_action, b"reject");
@@ -403,6 +413,20 @@ impl SendmailAborts {
     }
 }
 
+/// sendmail's `relay=host [ip]`. A destination given as an address literal (`SMART_HOST
+/// esmtp:[127.0.0.1]`, a mailertable entry) is logged with the literal as its name,
+/// `relay=[127.0.0.1] [127.0.0.1]`: the host is the address inside the first brackets.
+fn sm_split_relay<'a>(row: &mut Row<'a>, r: &'a [u8]) {
+    if let Some(x) = r.strip_prefix(b"[") {
+        if let Some(e) = find(x, b"] [") {
+            split_host(row, &x[e + 2..], C::relay_host, C::relay_ip, C::relay_port);
+            row.so(C::relay_host, nonempty(&x[..e]));
+            return;
+        }
+    }
+    split_host(row, r, C::relay_host, C::relay_ip, C::relay_port);
+}
+
 /// `^<([^>]+)>\.\.\. User unknown$`: the address.
 fn sm_user_unknown(b: &[u8]) -> Option<&[u8]> {
     let r = b.strip_prefix(b"<")?;
@@ -590,10 +614,20 @@ pub fn exim<'a>(row: &mut Row<'a>, m: &'a [u8]) {
                 row.so(C::status_text, text.and_then(nonempty));
                 let code = leftmost_code(rest);
                 row.i(C::smtp_code, code.and_then(to_i32));
+                // the remote's reply (`...: SMTP error from remote mail server after RCPT
+                // TO:<a>: 450 4.2.0 try later`): its enhanced code and text as well
+                if let Some(c) = code {
+                    let at = c.as_ptr() as usize - rest.as_ptr() as usize;
+                    reply_in_text(row, exim_strip_dt(&rest[at..]));
+                }
             } else {
-                // ` C="(.*)"`
+                // ` C="(.*)"`: the `smtp_confirmation` selector (on by default), the remote's
+                // reply to the message (`C="250 2.0.0 Ok: queued as X"`)
                 let t = each_after(rest, b" C=\"", |r| rfind_byte(r, b'"').map(|e| &r[..e]));
                 row.so(C::status_text, t.and_then(nonempty));
+                if let Some(t) = t {
+                    reply_in_text(row, t);
+                }
             }
         }
         b"Completed" => row.s(C::kind, b"removed"),
@@ -1647,10 +1681,87 @@ mod tests {
         assert_eq!(s(&r, C::relay_ip), Some("192.0.2.1"));
     }
 
+    // tests/fixtures/recorded/exim-relay-smarthost: a manualroute smarthost to an SMTP sink
+    #[test]
+    fn exim_smarthost_delivery_takes_the_remote_reply() {
+        let r = parsed(
+            "2026-11-27 22:18:38 1xX4H8-00004C-1x => user119@relay.test R=smarthost T=remote_smtp H=127.0.0.1 [127.0.0.1] C=\"250 2.0.0 Ok: queued as S0000003A\"",
+        );
+        assert_eq!(s(&r, C::kind), Some("delivery"));
+        assert_eq!(s(&r, C::status), Some("sent"));
+        assert_eq!(s(&r, C::recipient), Some("user119@relay.test"));
+        assert_eq!(s(&r, C::mailer), Some("remote_smtp"));
+        assert_eq!(s(&r, C::relay), Some("127.0.0.1 [127.0.0.1]"));
+        assert_eq!((s(&r, C::relay_host), s(&r, C::relay_ip), i(&r, C::relay_port)), (Some("127.0.0.1"), Some("127.0.0.1"), None));
+        assert_eq!((i(&r, C::smtp_code), s(&r, C::enhanced_code)), (Some(250), Some("2.0.0")));
+        assert_eq!(s(&r, C::reply_text), Some("Ok: queued as S0000003A"));
+        assert_eq!(s(&r, C::status_text), Some("250 2.0.0 Ok: queued as S0000003A"));
+        assert_eq!(s(&r, C::dsn), None); // Exim logs no DSN status
+    }
+
+    #[test]
+    fn exim_smarthost_deferral_and_failure_take_the_remote_reply() {
+        for (line, status, code, enh, text, rcpt) in [
+            (
+                "2026-11-27 22:18:32 1xX4H2-000015-04 == tempfail2@relay.test R=smarthost T=remote_smtp defer (-44) H=127.0.0.1 [127.0.0.1]: SMTP error from remote mail server after RCPT TO:<tempfail2@relay.test>: 450 4.2.0 try later",
+                "deferred", 450, "4.2.0", "try later", "tempfail2@relay.test",
+            ),
+            (
+                "2026-11-27 22:19:06 1xX4Ha-0000Eu-2a ** reject3@relay.test R=smarthost T=remote_smtp H=127.0.0.1 [127.0.0.1]: SMTP error from remote mail server after RCPT TO:<reject3@relay.test>: 550 5.1.1 no such user",
+                "bounced", 550, "5.1.1", "no such user", "reject3@relay.test",
+            ),
+        ] {
+            let r = parsed(line);
+            assert_eq!(s(&r, C::status), Some(status), "{line}");
+            assert_eq!(s(&r, C::recipient), Some(rcpt), "{line}");
+            assert_eq!((s(&r, C::relay_host), s(&r, C::relay_ip)), (Some("127.0.0.1"), Some("127.0.0.1")), "{line}");
+            assert_eq!((i(&r, C::smtp_code), s(&r, C::enhanced_code)), (Some(code), Some(enh)), "{line}");
+            assert_eq!(s(&r, C::reply_text), Some(text), "{line}");
+        }
+        // a queue runner's skip before the retry time names no host and no reply
+        let r = parsed("2026-11-27 22:18:54 1xX4HD-000068-28 == tempfail3@relay.test routing defer (-52): retry time not reached");
+        assert_eq!((s(&r, C::status), s(&r, C::recipient)), (Some("deferred"), Some("tempfail3@relay.test")));
+        assert_eq!((s(&r, C::relay), i(&r, C::smtp_code), s(&r, C::enhanced_code)), (None, None, None));
+        assert_eq!(s(&r, C::status_text), Some("retry time not reached"));
+    }
+
     const SM: &str = "2026-11-27T03:01:17.253785+00:00 vm sendmail[118]: ";
 
     fn sm(rest: &str) -> Vec<u8> {
         format!("{SM}{rest}").into_bytes()
+    }
+
+    // tests/fixtures/recorded/sendmail-relay-smarthost: SMART_HOST esmtp:[127.0.0.1], port 2526
+    #[test]
+    fn sendmail_smart_host_delivery_relay_and_reply() {
+        let sent = sm("6ARMKClQ000221: to=<user134@relay.test>, delay=00:00:00, xdelay=00:00:00, mailer=esmtp, pri=31635, relay=[127.0.0.1] [127.0.0.1], dsn=2.0.0, stat=Sent (2.0.0 Ok: queued as S0000003A)");
+        let deferred = sm("6ARMKg13000737: to=<tempfail3@relay.test>, delay=00:00:00, xdelay=00:00:00, mailer=esmtp, pri=32751, relay=[127.0.0.1] [127.0.0.1], dsn=4.2.0, reply=450 4.2.0 try later, stat=Deferred: 450 4.2.0 try later");
+        let bounced = sm("6ARMKM3E000334: to=<reject3@relay.test>, delay=00:00:00, xdelay=00:00:00, mailer=esmtp, pri=31630, relay=[127.0.0.1] [127.0.0.1], dsn=5.1.1, reply=550 5.1.1 no such user, stat=User unknown");
+        for (line, status, code, enh, text, rcpt) in [
+            (&sent, "sent", None, "2.0.0", "Ok: queued as S0000003A", "user134@relay.test"),
+            (&deferred, "deferred", Some(450), "4.2.0", "try later", "tempfail3@relay.test"),
+            (&bounced, "bounced", Some(550), "5.1.1", "no such user", "reject3@relay.test"),
+        ] {
+            let r = parsed(line);
+            let l = String::from_utf8_lossy(line);
+            assert_eq!((s(&r, C::kind), s(&r, C::status)), (Some("delivery"), Some(status)), "{l}");
+            assert_eq!(s(&r, C::recipient), Some(rcpt), "{l}");
+            assert_eq!(s(&r, C::mailer), Some("esmtp"), "{l}");
+            assert_eq!(s(&r, C::relay), Some("[127.0.0.1] [127.0.0.1]"), "{l}");
+            // the destination's name is the address literal: its address
+            assert_eq!((s(&r, C::relay_host), s(&r, C::relay_ip), i(&r, C::relay_port)), (Some("127.0.0.1"), Some("127.0.0.1"), None), "{l}");
+            // a success logs no code, only the reply's text
+            assert_eq!((i(&r, C::smtp_code), s(&r, C::enhanced_code), s(&r, C::dsn)), (code, Some(enh), Some(enh)), "{l}");
+            assert_eq!(s(&r, C::reply_text), Some(text), "{l}");
+        }
+        // a named relay and a local delivery keep their shapes
+        let named = sm("6AR31G6J000054: to=<a@b.test>, delay=00:00:01, xdelay=00:00:01, mailer=esmtp, pri=120000, relay=mx.b.test. [192.0.2.7], dsn=2.0.0, stat=Sent (Ok)");
+        let r = parsed(&named);
+        assert_eq!((s(&r, C::relay_host), s(&r, C::relay_ip)), (Some("mx.b.test."), Some("192.0.2.7")));
+        assert_eq!((s(&r, C::enhanced_code), s(&r, C::reply_text)), (None, Some("Ok")));
+        let local = sm("6AR31G6J000054: to=<user30@bench.test>, ctladdr=<user30@bench.test> (5030/5000), delay=00:00:00, xdelay=00:00:00, mailer=local, pri=32360, dsn=2.0.0, stat=Sent");
+        let r = parsed(&local);
+        assert_eq!((s(&r, C::relay), s(&r, C::enhanced_code), s(&r, C::reply_text)), (None, None, None));
     }
 
     #[test]

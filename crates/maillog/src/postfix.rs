@@ -472,7 +472,7 @@ fn delivery<'a>(row: &mut Row<'a>, b: &'a [u8]) {
 
 /// A remote reply in a delivery's status text: `250 2.0.0 Ok: queued as X` or
 /// `host mx[1.2.3.4] said: 550 5.1.1 <u@x>: Recipient address rejected (in reply to RCPT TO command)`.
-fn reply_in_text<'a>(row: &mut Row<'a>, t: &'a [u8]) {
+pub(crate) fn reply_in_text<'a>(row: &mut Row<'a>, t: &'a [u8]) {
     let r = match find(t, b" said: ") {
         Some(p) => &t[p + 7..],
         None => t,
