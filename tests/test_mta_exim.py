@@ -267,3 +267,92 @@ def test_every_log_selector_fields_are_the_lines_own(landed):
         q += " group by all"
         got = Counter({(ip, port): n for ip, port, n in con.execute(q).fetchall()})
         assert raw and got == clients, kind
+
+
+RELAY = ROOT / "tests" / "fixtures" / "recorded" / "exim-relay-smarthost"
+
+
+def sink_record(name: str) -> list[list[str]]:
+    """The SMTP sink's own record of a relay run: `<utc> RCPT <addr> <code>` per RCPT reply and
+    `<utc> DATA <id> <n> <bytes> rcpts=<addrs>` per accepted message (the fixture's README)."""
+    text = gzip.decompress((ORACLES / name / "sink.log.gz").read_bytes()).decode()
+    return [ln.split() for ln in text.splitlines()]
+
+
+def test_smarthost_counts_match_eximstats_and_the_sink(landed):
+    """A recorded run relaying everything to a smarthost, an SMTP sink answering 250, 450 or 550
+    (the fixture's README): received and delivered equal eximstats' and the sink's accepted
+    messages; the messages with a deferral or a failure equal eximstats' "Delayed" and
+    "Failed"; the deferrals and bounces that got the sink's 450 and 550 equal the sink's own
+    count of them; every `==` line is a deferral; no line is left as `other`."""
+    con = landed(RELAY)
+    text = (ORACLES / RELAY.name / "eximstats.txt").read_text()
+    received, delayed, failed = map(
+        int, re.search(r"^\s+Received\s+\S+\s+(\d+)\s+\d+\s+(\d+)\s+\S+\s+(\d+)", text, re.M).groups()
+    )
+    delivered = int(re.search(r"^\s+Delivered\s+\S+\s+(\d+)", text, re.M)[1])
+    sink = sink_record(RELAY.name)
+    replies = Counter(int(r[3]) for r in sink if r[1] == "RCPT")
+    accepted = [r for r in sink if r[1] == "DATA"]
+    counts = dict(con.execute("select counts_as, count(*) from raw.maillog group by 1").fetchall())
+    assert (counts["received"], counts["delivered"]) == (received, delivered)
+    assert counts["delivered"] == len(accepted) == replies[250]
+    assert counts["bounced"] == replies[550] > 0
+    messages = con.execute(
+        "select count(distinct queue_id) filter (where counts_as = 'deferred'),"
+        " count(distinct queue_id) filter (where counts_as = 'bounced') from raw.maillog"
+    ).fetchone()
+    assert messages == (delayed, failed)
+    by_reply = dict(
+        con.execute(
+            "select smtp_code, count(*) from raw.maillog where counts_as = 'deferred' group by 1"
+        ).fetchall()
+    )
+    lines = mainlog_lines(RELAY)
+    skipped = sum(1 for t in lines if re.search(r" == \S+ routing defer \(-52\): retry time not reached$", t))
+    assert by_reply == {450: replies[450], None: skipped} and skipped > 0
+    assert counts["deferred"] == sum(1 for t in lines if re.match(r"^\S+ \S+ \S+ == ", t))
+    # the sink's queue ids are the ones the deliveries name
+    got = con.execute(
+        "select reply_text from raw.maillog where kind = 'delivery' and status = 'sent'"
+    ).fetchall()
+    assert sorted(t.removeprefix("Ok: queued as ") for (t,) in got) == sorted(r[2] for r in accepted)
+    assert con.execute("select count(*) from raw.maillog where kind = 'other'").fetchone()[0] == 0
+
+
+def test_smarthost_delivery_fields_are_the_lines_own(landed):
+    """Each delivery's recipient, relay, relay host, address and port, SMTP reply code,
+    enhanced code and status equal the raw line's, read here by regex: `=> addr R=r T=t
+    H=host [ip] C="250 2.0.0 ..."`, `== addr R=r T=t defer (-44) H=host [ip]: SMTP error from
+    remote mail server after RCPT TO:<addr>: 450 4.2.0 ...` and `** ...: 550 5.1.1 ...`."""
+    con = landed(RELAY)
+    delivery = re.compile(
+        r"^\S+ \S+ \S+ (=>|==|\*\*) (\S+) .*?(?: H=(\S+) \[([^\]]+)\](?::(\d+))?)?"
+        r'(?: C="(\d{3}) (\d\.\d+\.\d+) [^"]*"|: SMTP error from remote mail server after [^:]+:<[^>]*>: '
+        r"(\d{3}) (\d\.\d+\.\d+) .*)?$"
+    )
+    status = {"=>": "sent", "==": "deferred", "**": "bounced"}
+    want = {}
+    for n, t in enumerate(mainlog_lines(RELAY), 1):
+        if m := delivery.match(t):
+            flag, rcpt, host, ip, port, c_ok, e_ok, c_err, e_err = m.groups()
+            relay = f"{host} [{ip}]" + (f":{port}" if port else "") if ip else None
+            code = c_ok or c_err
+            want[n] = (
+                status[flag],
+                rcpt,
+                relay,
+                host,
+                ip,
+                port and int(port),
+                code and int(code),
+                e_ok or e_err,
+                None,
+            )
+    got = con.execute(
+        "select line_no, status, recipient, relay, relay_host, relay_ip, relay_port, smtp_code,"
+        " enhanced_code, dsn from raw.maillog where kind = 'delivery'"
+    ).fetchall()
+    assert want and {n: tuple(r) for n, *r in got} == want
+    assert {w[0] for w in want.values()} == {"sent", "deferred", "bounced"}
+    assert sum(1 for w in want.values() if w[6]) == sum(1 for w in want.values() if w[2])

@@ -267,3 +267,100 @@ def test_loglevel_14_lines_and_fields(landing_con):
     ).fetchall()
     assert tos and {n: tuple(r) for n, *r in got} == tos
     assert any(t[4] for t in tos.values())  # some delivery got a reply= code
+
+
+RELAY = ROOT / "tests" / "fixtures" / "recorded" / "sendmail-relay-smarthost"
+
+
+def sink_record(name: str) -> list[list[str]]:
+    """The SMTP sink's own record of a relay run: `<utc> RCPT <addr> <code>` per RCPT reply and
+    `<utc> DATA <id> <n> <bytes> rcpts=<addrs>` per accepted message (the fixture's README)."""
+    text = gzip.decompress((ORACLES / name / "sink.log.gz").read_bytes()).decode()
+    return [ln.split() for ln in text.splitlines()]
+
+
+def test_smart_host_counts_match_mailstats_and_the_sink(landing_con):
+    """A recorded run relaying everything to a smart host, an SMTP sink answering 250, 450 or
+    550 (the fixture's README): messages received over SMTP and the notices sendmail made
+    equal mailstats' `esmtp` and `local` messages from; deliveries equal mailstats' messages to
+    and the sink's accepted messages; deferrals and bounces equal the sink's 450 and 550
+    replies and the raw `stat=` lines; no line is left as `other`."""
+    fid = 424246
+    land_file(landing_con, MaillogParser(), RELAY / "maillog.gz", file_id=fid, year=2026)
+    con = landing_con
+    mta = (ORACLES / RELAY.name / "mailstats-p.txt").read_text().split("MTA statistics...", 1)[1]
+    frm = {
+        m[2]: int(m[1])
+        for m in re.finditer(r"^\s*\d+\s+(\d+)\s+\d+\s+\d+\s+\d+\s+\d+\s+\d+\s+\d+\s+(\w+)$", mta, re.M)
+    }
+    to = int(re.search(r"^ T\s+\d+\s+\d+\s+(\d+)", mta, re.M)[1])
+    sink = sink_record(RELAY.name)
+    replies = Counter(int(r[3]) for r in sink if r[1] == "RCPT")
+    accepted = [r for r in sink if r[1] == "DATA"]
+    counts = dict(
+        con.execute(
+            f"select counts_as, count(*) from raw.maillog where file_id = {fid} group by 1"
+        ).fetchall()
+    )
+    notices = con.execute(
+        f"select count(*) from raw.maillog where file_id = {fid} and kind = 'bounce_notice'"
+    ).fetchone()[0]
+    assert (counts["received"], notices) == (frm["esmtp"], frm["local"])
+    assert counts["delivered"] == to == len(accepted) == replies[250]
+    lines = gzip.decompress((RELAY / "maillog.gz").read_bytes()).decode().splitlines()
+    stats = Counter(m[1] for t in lines if (m := re.search(r": to=.*, stat=(\w+)", t)))
+    assert counts["deferred"] == replies[450] == stats["Deferred"] > 0
+    assert counts["bounced"] == replies[550] == stats["User"] > 0
+    got = con.execute(
+        f"select reply_text from raw.maillog where file_id = {fid} and kind = 'delivery' and status = 'sent'"
+    ).fetchall()
+    assert sorted(t.removeprefix("Ok: queued as ") for (t,) in got) == sorted(r[2] for r in accepted)
+    assert con.execute(
+        f"select count(*) from raw.maillog where file_id = {fid} and kind = 'other'"
+    ).fetchone() == (0,)
+
+
+def test_smart_host_delivery_fields_are_the_lines_own(landing_con):
+    """Each to= line's recipient, mailer, relay, relay host, address and port, SMTP reply code,
+    enhanced code, dsn and status equal the raw line's, read here by regex. The destination is
+    an address literal, so the relay's name is the literal too (`relay=[127.0.0.1]
+    [127.0.0.1]`): its host is the address inside. A success logs no reply code, only the
+    reply's text (`stat=Sent (2.0.0 Ok: queued as X)`)."""
+    fid = 424247
+    land_file(landing_con, MaillogParser(), RELAY / "maillog.gz", file_id=fid, year=2026)
+    con = landing_con
+    lines = gzip.decompress((RELAY / "maillog.gz").read_bytes()).decode().splitlines()
+    status = {"Sent": "sent", "Deferred": "deferred"}
+    want = {}
+    for n, t in enumerate(lines, 1):
+        m = SM.match(t)
+        if not (m and m[4].startswith("to=")):
+            continue
+        text = m[4]
+        rcpt = re.match(r"to=<([^>]+)>, ", text)[1]
+        mailer = re.search(r", mailer=([^,]+)", text)[1]
+        relay = re.search(r", relay=([^,]+)", text)[1]
+        host, ip, port = re.fullmatch(r"\[?([^\] ]+)\]? \[([^\]]+)\](?::(\d+))?", relay).groups()
+        dsn = re.search(r", dsn=([\d.]+)", text)[1]
+        reply = re.search(r", reply=(\d{3}) (\d\.\d+\.\d+) ", text)
+        sent = re.search(r", stat=Sent \((\d\.\d+\.\d+) ", text)
+        stat = re.search(r", stat=(\w+)", text)[1]
+        want[n] = (
+            rcpt,
+            mailer,
+            relay,
+            host,
+            ip,
+            port and int(port),
+            int(reply[1]) if reply else None,
+            reply[2] if reply else sent and sent[1],
+            dsn,
+            status.get(stat, "bounced"),
+        )
+    got = con.execute(
+        "select line_no, recipient, mailer, relay, relay_host, relay_ip, relay_port, smtp_code,"
+        f" enhanced_code, dsn, status from raw.maillog where file_id = {fid} and kind = 'delivery'"
+    ).fetchall()
+    assert want and {n: tuple(r) for n, *r in got} == want
+    assert {w[-1] for w in want.values()} == {"sent", "deferred", "bounced"}
+    assert all(w[3] == w[4] == "127.0.0.1" for w in want.values())
