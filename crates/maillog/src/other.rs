@@ -612,13 +612,12 @@ pub fn exim<'a>(row: &mut Row<'a>, m: &'a [u8]) {
                 // the `deliver_time` selector ends a failure with ` DT=<time>`: not Exim's message
                 let text = each_after(rest, b": ", Some).map(|t| exim_strip_dt(t));
                 row.so(C::status_text, text.and_then(nonempty));
-                let code = leftmost_code(rest);
-                row.i(C::smtp_code, code.and_then(to_i32));
                 // the remote's reply (`...: SMTP error from remote mail server after RCPT
-                // TO:<a>: 450 4.2.0 try later`): its enhanced code and text as well
-                if let Some(c) = code {
-                    let at = c.as_ptr() as usize - rest.as_ptr() as usize;
-                    reply_in_text(row, exim_strip_dt(&rest[at..]));
+                // TO:<a>: 450 4.2.0 try later`): its code, enhanced code and text
+                let reply = leftmost_reply(rest);
+                row.i(C::smtp_code, reply.and_then(|r| to_i32(&r[..3])));
+                if let Some(r) = reply {
+                    reply_in_text(row, exim_strip_dt(r));
                 }
             } else {
                 // ` C="(.*)"`: the `smtp_confirmation` selector (on by default), the remote's
@@ -857,19 +856,20 @@ fn code3(r: &[u8]) -> bool {
     r.len() >= 4 && r[..3].iter().all(|&c| is_digit(c)) && (r[3] == b' ' || r[3] == b'-')
 }
 
-/// `: (?:SMTP error from remote mail server after [^:]*: )?(\d{3})[ -]`, leftmost
-fn leftmost_code(rest: &[u8]) -> Option<&[u8]> {
+/// The leftmost reply after `: `, from its code on: `: (?:SMTP error from remote mail server after
+/// [^:]*: )?(\d{3}[ -].*)`
+fn leftmost_reply(rest: &[u8]) -> Option<&[u8]> {
     each_after(rest, b": ", |r| {
         if let Some(x) = r.strip_prefix(b"SMTP error from remote mail server after ".as_slice()) {
             let n = run(x, |c| c != b':');
             if let Some(y) = x[n..].strip_prefix(b": ".as_slice()) {
                 if code3(y) {
-                    return Some(&y[..3]);
+                    return Some(y);
                 }
             }
         }
         if code3(r) {
-            Some(&r[..3])
+            Some(r)
         } else {
             None
         }
