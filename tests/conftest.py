@@ -16,6 +16,14 @@ SAMPLES = REPO / "samples"
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 
 
+def sink_record(name: str) -> list[list[str]]:
+    """The SMTP sink's own record of a relay run (scripts/record/smtp_sink.py), kept with the
+    run's oracles: `<utc> RCPT <addr> <code>` per RCPT reply and `<utc> DATA <id> <n> <bytes>
+    rcpts=<addrs>` per accepted message."""
+    text = gzip.decompress((FIXTURES / "oracles" / name / "sink.log.gz").read_bytes()).decode()
+    return [ln.split() for ln in text.splitlines()]
+
+
 def found(paths, what: str = "files") -> list[Path]:
     """A glob's result for parametrising, which must not be empty: a moved folder fails at
     collection instead of turning its tests into a silent, empty parametrisation."""

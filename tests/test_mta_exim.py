@@ -11,7 +11,7 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
-from conftest import found, land_file
+from conftest import found, land_file, sink_record
 
 from ingest.detect import detect
 from ingest.parsers.base import ParseContext
@@ -270,13 +270,6 @@ def test_every_log_selector_fields_are_the_lines_own(landed):
 
 
 RELAY = ROOT / "tests" / "fixtures" / "recorded" / "exim-relay-smarthost"
-
-
-def sink_record(name: str) -> list[list[str]]:
-    """The SMTP sink's own record of a relay run: `<utc> RCPT <addr> <code>` per RCPT reply and
-    `<utc> DATA <id> <n> <bytes> rcpts=<addrs>` per accepted message (the fixture's README)."""
-    text = gzip.decompress((ORACLES / name / "sink.log.gz").read_bytes()).decode()
-    return [ln.split() for ln in text.splitlines()]
 
 
 def test_smarthost_counts_match_eximstats_and_the_sink(landed):

@@ -10,7 +10,7 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
-from conftest import found, land_file
+from conftest import found, land_file, sink_record
 
 from ingest.parsers.maillog import MaillogParser
 
@@ -270,13 +270,6 @@ def test_loglevel_14_lines_and_fields(landing_con):
 
 
 RELAY = ROOT / "tests" / "fixtures" / "recorded" / "sendmail-relay-smarthost"
-
-
-def sink_record(name: str) -> list[list[str]]:
-    """The SMTP sink's own record of a relay run: `<utc> RCPT <addr> <code>` per RCPT reply and
-    `<utc> DATA <id> <n> <bytes> rcpts=<addrs>` per accepted message (the fixture's README)."""
-    text = gzip.decompress((ORACLES / name / "sink.log.gz").read_bytes()).decode()
-    return [ln.split() for ln in text.splitlines()]
 
 
 def test_smart_host_counts_match_mailstats_and_the_sink(landing_con):
