@@ -358,7 +358,13 @@ def _split_arrow_block(con, file_id: int, batches: list[pa.RecordBatch], names: 
 
 
 def land(
-    con, file_id: int, table: str, ddl: str, blocks: Iterable[list[pa.RecordBatch]], view: bool = True
+    con,
+    file_id: int,
+    table: str,
+    ddl: str,
+    blocks: Iterable[list[pa.RecordBatch]],
+    view: bool = True,
+    streamed: bool = False,
 ) -> LineCounts:
     """Write a file's batches: rows to Parquet, noise and quarantine to their tables.
 
@@ -370,17 +376,22 @@ def land(
     `view=False` leaves the view as it was: the caller lands many files and calls
     `rebuild_view` once at the end. Binding the view reads the footer of every part
     (when it is a union by name), so a rebuild per file made each file's landing grow with the
-    archive."""
+    archive.
+
+    `streamed`: the blocks come from the crate's own threads (`Parser.stream`), already
+    parsed ahead: they are taken as they come, with one writer, so that no more blocks are
+    held at once than the stages working on them (memory stays flat)."""
     d, stem = store_dir(con), uuid.uuid4().hex[:12]
     part_path(d, table, file_id, stem).parent.mkdir(parents=True, exist_ok=True)
     names = [n for n, _ in _columns(ddl)]
     parts: list[tuple[Path, Path]] = []
     pending: deque[Future] = deque()
-    pool = ThreadPoolExecutor(max_workers=WRITERS, thread_name_prefix="parquet-part")
+    writers = 1 if streamed else WRITERS
+    pool = ThreadPoolExecutor(max_workers=writers, thread_name_prefix="parquet-part")
     total = noise = quarantined = 0
     unknown: list[int] = []  # line numbers of known programs' lines filed as `other`
     try:
-        for seq, item in enumerate(prefetch(blocks)):
+        for seq, item in enumerate(blocks if streamed else prefetch(blocks)):
             final = part_path(d, table, file_id, f"{stem}-{seq:06d}.parquet")
             tmp = final.with_name("." + final.name + ".tmp")
             if hasattr(item, "write"):  # a compiled parser's block: it writes its own part
@@ -399,7 +410,7 @@ def land(
             parts.append((tmp, final))
             pending.append(pool.submit(*job))
             del item, job
-            while len(pending) >= WRITERS:  # bounded: memory stays flat
+            while len(pending) >= writers:  # bounded: memory stays flat
                 pending.popleft().result()
         while pending:
             pending.popleft().result()

@@ -27,6 +27,7 @@ from ingest.landing import delete_file_rows, ensure_schema, land_file, refresh_v
 from ingest.line_guard import ParserBug, TooManyBadValues, blamed_line
 from ingest.manifest import Manifest, ManifestError, parse_manifest, utc_offset_minutes
 from ingest.parsers import PARSERS, ParseContext
+from ingest.parsers.maillog import read_by_crate
 from ingest.record_insert import insert_records
 from ingest.resources import apply_limits
 from ingest.source import BadInput, FileSource, count_lines
@@ -630,14 +631,19 @@ def _ingest_maillogs(
     that is bad input gets its error and the others land without it."""
     fmt, parser, version = _parser_for(Detection("maillog"), ctx)
     files = []
-    # a file never landed lands whatever its hash: hashed in a thread while it is parsed
+    # a file never landed lands whatever its hash: a plain file is hashed in the parse's own
+    # read of it (None here: land_run puts it in `digests`), any other in a thread while it
+    # is parsed
     hashing = ThreadPoolExecutor(max_workers=1, thread_name_prefix="sha256")
     for src in srcs:
         fid, st = file_id_for(src.rel_path), stats[src.rel_path]
         prev = ledger.files.get(fid)
         stat_known = ledger.unchanged(fid, st) is not None
         known = prev.sha256 if prev and stat_known else None
-        sha = known or (hashing.submit(src.sha256) if prev is None else src.sha256())
+        if known or prev is not None:
+            sha = known or src.sha256()
+        else:
+            sha = None if read_by_crate(src.path) else hashing.submit(src.sha256)
         files.append((src, fid, st, prev, stat_known, sha))
     hashing.shutdown(wait=False)
     on_record = {
@@ -673,7 +679,8 @@ def _ingest_maillogs(
                 con.execute(
                     f"delete from raw.files where file_id in ({', '.join(str(int(f)) for f in gone)})"
                 )
-            counts = dict(maillog_run.land_run(con, [(f[1], f[0]) for f in todo], ctx))
+            digests: dict[int, str] = {}
+            counts = dict(maillog_run.land_run(con, [(f[1], f[0]) for f in todo], ctx, digests=digests))
         except maillog_run.FileFailed as failed:
             con.execute("rollback")
             exc = failed.__cause__
@@ -692,6 +699,8 @@ def _ingest_maillogs(
         out = {}
         for src, fid, st, _, _, sha in files:
             sha = sha.result() if isinstance(sha, Future) else sha
+            if sha is None:  # taken in the parse's read; a file that failed before its end: now
+                sha = digests.get(fid) or src.sha256()
             det = detections[src.rel_path]
             note = det.note if isinstance(det, Detection) and det.note != ON_RECORD else None
             row = _file_row(fid, src, st, ctx, sha, fmt, version)

@@ -108,11 +108,16 @@ class FileFailed(Exception):
 
 
 def land_run(
-    con, files: list[tuple[int, FileSource]], ctx: ParseContext, threads: int = 0
+    con,
+    files: list[tuple[int, FileSource]],
+    ctx: ParseContext,
+    threads: int = 0,
+    digests: dict[int, str] | None = None,
 ) -> Iterator[tuple[int, LineCounts]]:
     """Land the run's maillog files as one stream (inside the caller's transaction): yields
     (file_id, line counts) per file, in stream order. The views are left to the caller's
-    `refresh_views`."""
+    `refresh_views`. With `digests`, the SHA-256 of each file the crate read itself, taken in
+    that one read, is put there by file id."""
     d, stem = arrow_landing.store_dir(con), uuid.uuid4().hex[:12]
     messages = mtabench_maillog.Messages()
     seq = 0
@@ -120,6 +125,8 @@ def land_run(
     for i, (fid, src) in enumerate(ordered):
         try:
             counts = _land_file(con, d, stem, seq, fid, src, ctx, threads, messages, i == len(ordered) - 1)
+            if digests is not None and counts[2] is not None:
+                digests[fid] = counts[2]
         except Exception as exc:
             raise FileFailed(fid) from exc
         seq = counts[1]
@@ -137,19 +144,20 @@ def _land_file(
     threads: int,
     messages,
     last: bool,
-) -> tuple[LineCounts, int]:
+) -> tuple[LineCounts, int, str | None]:
     """One file of the stream: its lines, the messages completed meanwhile (all the open
     ones after the `last` file) and its counts per minute. Returns (line counts, next part
-    sequence number)."""
+    sequence number, the SHA-256 taken in the crate's read of a plain file)."""
     messages.start_file(fid)
     parser = maillog.new_parser(src, ctx, threads, messages)
     written: list[tuple[Path, int]] = []
 
     def flushed(blocks, fid=fid, written=written):
-        # runs in the parse thread (arrow_landing.prefetch): parts are files, registered below
+        # runs in the landing's loop, or its prefetch thread: parts are files, registered below
         nonlocal seq
         for block in blocks:
             yield block
+            del block  # not held while the next one is awaited (memory stays flat)
             if messages.emitted >= FLUSH_MESSAGES:
                 tmp, final = _part(d, MESSAGES, fid, stem, seq)
                 seq += 1
@@ -157,8 +165,10 @@ def _land_file(
                 os.replace(tmp, final)
                 written.append((final, n))
 
-    blocks = flushed(maillog.parser_blocks(parser, src))
-    counts = arrow_landing.land(con, fid, "maillog", LINES_DDL, blocks, view=False)
+    digest: dict[str, str] = {}
+    blocks = flushed(maillog.parser_blocks(parser, src, digest))
+    streamed = maillog.read_by_crate(src.path)
+    counts = arrow_landing.land(con, fid, "maillog", LINES_DDL, blocks, view=False, streamed=streamed)
     tmp, final = _part(d, MESSAGES, fid, stem, seq)
     seq += 1
     n = messages.finish_write(str(tmp)) if last else messages.write(str(tmp))
@@ -173,4 +183,4 @@ def _land_file(
         minutes.append((final, parser.write_minutes(str(tmp), fid)))
         os.replace(tmp, final)
     _register(con, fid, MINUTES, minutes)
-    return counts, seq
+    return counts, seq, digest.get("sha256")

@@ -169,19 +169,35 @@ def new_parser(src, ctx: ParseContext, threads: int = 0, messages=None):
     return mtabench_maillog.Parser(year, int(ctx.utc_offset_minutes), _ref_month(ctx), threads, messages)
 
 
-def parser_blocks(p, src) -> Iterator:
+def parser_blocks(p, src, digest: dict | None = None) -> Iterator:
     """The file's parsed blocks (`mtabench_maillog.Block`, each writes its own Parquet part)
-    from parser `p`: a plain file read by the crate itself, gzip and UTF-16 through Python."""
+    from parser `p`: a plain file read by the crate itself, gzip and UTF-16 through Python.
+    With `digest`, a plain file's SHA-256, taken in that one read, is put there as
+    `digest["sha256"]` once the last block was given."""
     path = Path(src.path)
     with path.open("rb") as fh:
         head = fh.read(65536)
         if src.rel_path.endswith(".gz") and head[:2] != GZIP_MAGIC:
             raise BadInput("named .gz but is not gzip data")
-        if head[:2] == GZIP_MAGIC or content_kind(head).startswith("utf-16"):
+        if not _plain(head):
             fh.seek(0)
             yield from _fed(p, utf8_blocks(fh))
             return
-    yield from _read_plain(p, path)
+    yield from _read_plain(p, path, digest)
+
+
+def _plain(head: bytes) -> bool:
+    """Whether a file starting with `head` is read by the crate itself (not gzip, not UTF-16)."""
+    return head[:2] != GZIP_MAGIC and not content_kind(head).startswith("utf-16")
+
+
+def read_by_crate(path: Path) -> bool:
+    """Whether parser_blocks has the crate read the file (and so can hash it in that read)."""
+    try:
+        with Path(path).open("rb") as fh:
+            return _plain(fh.read(65536))
+    except OSError:
+        return False
 
 
 def read_file_blocks(path: Path, year: int, ctx: ParseContext, threads: int = 0) -> Iterator:
@@ -191,16 +207,15 @@ def read_file_blocks(path: Path, year: int, ctx: ParseContext, threads: int = 0)
     yield from _read_plain(p, path)
 
 
-def _read_plain(p, path: Path) -> Iterator:
+def _read_plain(p, path: Path, digest: dict | None = None) -> Iterator:
+    """The crate's threads read, hash, parse and count the file (Parser.stream)."""
     with Path(path).open("rb", buffering=0) as raw:
-        more = True
-        while more:
-            more, out = p.read_block(raw.fileno(), BLOCK)
-            if out is not None:
-                yield out
-    out = p.finish_block()
-    if out is not None:
-        yield out
+        stream = p.stream(raw.fileno(), BLOCK)
+    while (block := stream.next()) is not None:
+        yield block
+        del block  # not held while the next one is awaited (memory stays flat)
+    if digest is not None:
+        digest["sha256"] = stream.sha256
 
 
 def read_blocks(fh: BinaryIO, size: int = BLOCK) -> Iterator[bytes]:

@@ -232,7 +232,7 @@ impl Drop for Col {
 pub mod pool {
     use std::sync::Mutex;
 
-    const KEEP: usize = 4;
+    const KEEP: usize = 2;
     const SLOTS: usize = 2 * super::N;
 
     static U8: Mutex<Vec<Vec<Vec<u8>>>> = Mutex::new(Vec::new());

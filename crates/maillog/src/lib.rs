@@ -16,6 +16,7 @@ pub mod parse;
 mod postfix;
 pub mod pq;
 pub mod scan;
+pub mod stream;
 #[cfg(test)]
 mod shape_tests;
 #[cfg(test)]
@@ -27,7 +28,8 @@ use other::QmailTie;
 use parse::{is_unknown, parse_line, Ctx};
 use pyo3::prelude::*;
 use pyo3::types::{PyList, PyTuple};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
+use stream::{lock, ParseState, Tally};
 
 /// A parsed chunk: the rows, per row the local month of a syslog stamp (0 otherwise), the
 /// rows that are noise or quarantine (ascending; they land outside raw.maillog), and the
@@ -425,17 +427,12 @@ fn table_to_py<'py>(py: Python<'py>, mut c: Chunk) -> PyResult<Bound<'py, PyList
 /// Streaming parser of one file. `feed(block)` takes any bytes (lines may span blocks) and
 /// returns the complete lines parsed, as a list of chunks, each `(n_rows, [(name, type,
 /// null_count, validity, offsets|None, data), ...])`; `finish()` parses a last line
-/// without a final newline.
+/// without a final newline. `stream(fd)` reads a plain file itself (crate::stream).
 #[pyclass(module = "mtabench_maillog")]
 struct Parser {
-    ctx: Ctx,
-    years: Years,
-    tie: QmailTie,
+    state: Arc<Mutex<ParseState>>,
+    tally: Arc<Tally>,
     carry: Vec<u8>,
-    next_line: i64,
-    threads: usize,
-    minutes: assemble::Minutes,
-    messages: Option<Py<Messages>>,
 }
 
 #[pymethods]
@@ -444,28 +441,27 @@ impl Parser {
     #[pyo3(signature = (year, utc_offset_minutes=0, ref_month=0, threads=0, messages=None))]
     fn new(year: i64, utc_offset_minutes: i64, ref_month: u8, threads: usize, messages: Option<Py<Messages>>) -> Self {
         let threads = if threads == 0 { std::thread::available_parallelism().map_or(1, |n| n.get()) } else { threads };
-        Parser {
+        let state = ParseState {
             ctx: Ctx::new(year, utc_offset_minutes),
             years: Years { ref_month, ..Default::default() },
             tie: QmailTie::default(),
-            carry: Vec::new(),
             next_line: 1,
             threads,
-            minutes: assemble::Minutes::default(),
-            messages,
-        }
+        };
+        let tally = Tally { minutes: Mutex::new(assemble::Minutes::default()), messages: messages.map(|m| m.get().inner.clone()) };
+        Parser { state: Arc::new(Mutex::new(state)), tally: Arc::new(tally), carry: Vec::new() }
     }
 
     /// Write the file's counts per minute as Parquet at `path`; returns the rows.
     fn write_minutes(&self, py: Python<'_>, path: &str, file_id: i64) -> PyResult<usize> {
-        let m = &self.minutes;
-        py.detach(|| m.write(path, file_id)).map_err(|e| pyo3::exceptions::PyOSError::new_err(e.to_string()))
+        let t = &self.tally;
+        py.detach(|| lock(&t.minutes).write(path, file_id)).map_err(|e| pyo3::exceptions::PyOSError::new_err(e.to_string()))
     }
 
     /// The file's counts per minute so far: [(minute start as epoch µs, lines, received,
     /// delivered, deferred, bounced, rejected)] in minute order.
     fn minutes(&self) -> Vec<(i64, i64, i64, i64, i64, i64, i64)> {
-        self.minutes.rows().into_iter().map(|(m, c)| (m, c[0], c[1], c[2], c[3], c[4], c[5])).collect()
+        lock(&self.tally.minutes).rows().into_iter().map(|(m, c)| (m, c[0], c[1], c[2], c[3], c[4], c[5])).collect()
     }
 
     fn feed<'py>(&mut self, py: Python<'py>, block: &[u8]) -> PyResult<Bound<'py, PyList>> {
@@ -494,34 +490,6 @@ impl Parser {
         Some(Block { chunks: self.run(py, data) })
     }
 
-    /// Read up to `size` bytes of the file open as `fd` (unbuffered, at its position) and
-    /// parse the complete lines, as `feed_block` would the bytes read; returns (more, block):
-    /// more is false at the end of the file. The read goes straight into a reused buffer
-    /// (no Python bytes object, no copy).
-    fn read_block(&mut self, py: Python<'_>, fd: i32, size: usize) -> PyResult<(bool, Option<Block>)> {
-        use std::io::Read;
-        use std::os::fd::FromRawFd;
-        let mut v = cols::pool::take_block();
-        v.reserve(self.carry.len() + size + 64);
-        v.extend_from_slice(&self.carry);
-        self.carry.clear();
-        let before = v.len();
-        let res = py.detach(|| {
-            // SAFETY: the caller owns `fd` and keeps it open; ManuallyDrop leaves it open
-            let f = std::mem::ManuallyDrop::new(unsafe { std::fs::File::from_raw_fd(fd) });
-            (&*f).take(size as u64).read_to_end(&mut v)
-        });
-        let n = res.map_err(|e| pyo3::exceptions::PyOSError::new_err(e.to_string()))?;
-        let more = n > 0;
-        let Some(last) = memchr::memrchr(b'\n', &v[before..]).map(|i| before + i) else {
-            self.carry = v; // no complete line yet (or end of file: finish_block parses it)
-            return Ok((more, None));
-        };
-        self.carry.extend_from_slice(&v[last + 1..]);
-        v.truncate(last + 1);
-        Ok((more, Some(Block { chunks: self.run(py, v) })))
-    }
-
     fn finish_block(&mut self, py: Python<'_>) -> Option<Block> {
         if self.carry.is_empty() {
             return None;
@@ -530,9 +498,21 @@ impl Parser {
         Some(Block { chunks: self.run(py, data) })
     }
 
+    /// Read the plain file open as `fd` from its position to its end, in blocks of `block`
+    /// bytes, on threads of the crate's own: read and hashed, parsed, counted and assembled
+    /// (crate::stream). The descriptor is duplicated: the caller may close its own.
+    #[pyo3(signature = (fd, block=16 << 20))]
+    fn stream(&self, fd: i32, block: usize) -> PyResult<BlockStream> {
+        use std::os::fd::BorrowedFd;
+        // SAFETY: the caller keeps `fd` open for this call; the stream reads its own duplicate
+        let file = unsafe { BorrowedFd::borrow_raw(fd) }.try_clone_to_owned()?;
+        let s = stream::Stream::start(file.into(), block, self.state.clone(), self.tally.clone());
+        Ok(BlockStream { inner: s })
+    }
+
     #[getter]
     fn lines(&self) -> i64 {
-        self.next_line - 1
+        lock(&self.state).next_line - 1
     }
 }
 
@@ -551,26 +531,44 @@ impl Parser {
         Some(v)
     }
 
+    /// Parse, then count and assemble in line order.
     fn run(&mut self, py: Python<'_>, data: Vec<u8>) -> Vec<Chunk> {
-        let (ctx, years, tie, first, threads) = (&self.ctx, &mut self.years, &mut self.tie, self.next_line, self.threads);
-        let (minutes, messages) = (&mut self.minutes, self.messages.as_ref());
-        let data = Arc::new(data);
-        let chunks = py.detach(|| {
-            let chunks = parse_block_tied(data, ctx, years, tie, first, threads);
-            // counted and assembled in line order, after the parallel parse
-            for c in &chunks {
-                minutes.feed(c);
-            }
-            if let Some(m) = messages {
-                let mut a = m.get().lock();
-                for c in &chunks {
-                    a.feed(c);
-                }
-            }
+        let (state, tally) = (&self.state, &self.tally);
+        py.detach(|| {
+            let chunks = lock(state).parse(data);
+            tally.feed(&chunks);
             chunks
-        });
-        self.next_line += chunks.iter().map(|c| c.table.len as i64).sum::<i64>();
-        chunks
+        })
+    }
+}
+
+/// A plain file's blocks as the crate's threads read and parse them (`Parser.stream`).
+#[pyclass(module = "mtabench_maillog", frozen)]
+struct BlockStream {
+    inner: stream::Stream,
+}
+
+#[pymethods]
+impl BlockStream {
+    /// The next parsed block (None after the last); a read error is raised as OSError.
+    fn next(&self, py: Python<'_>) -> PyResult<Option<Block>> {
+        match py.detach(|| self.inner.next()) {
+            None => Ok(None),
+            Some(Ok(chunks)) => Ok(Some(Block { chunks })),
+            Some(Err(e)) => Err(e.into()),
+        }
+    }
+
+    /// The SHA-256 (hex) of the file's bytes from the stream's start, once every block was
+    /// taken (None before, or after a read error).
+    #[getter]
+    fn sha256(&self) -> Option<String> {
+        use std::fmt::Write;
+        let d = self.inner.digest()?;
+        Some(d.iter().fold(String::with_capacity(64), |mut s, b| {
+            let _ = write!(s, "{b:02x}");
+            s
+        }))
     }
 }
 
@@ -640,12 +638,12 @@ impl Block {
 /// of the run's maillog files in time order, calling `start_file(file_id)` before each.
 #[pyclass(module = "mtabench_maillog", frozen)]
 struct Messages {
-    inner: std::sync::Mutex<assemble::Assembler>,
+    inner: Arc<Mutex<assemble::Assembler>>,
 }
 
 impl Messages {
     fn lock(&self) -> std::sync::MutexGuard<'_, assemble::Assembler> {
-        self.inner.lock().unwrap_or_else(|e| e.into_inner())
+        lock(&self.inner)
     }
 }
 
@@ -655,7 +653,7 @@ impl Messages {
     #[new]
     #[pyo3(signature = (horizon_seconds=7.0 * 86400.0))]
     fn new(horizon_seconds: f64) -> Self {
-        Messages { inner: std::sync::Mutex::new(assemble::Assembler::new((horizon_seconds * 1e6) as i64)) }
+        Messages { inner: Arc::new(Mutex::new(assemble::Assembler::new((horizon_seconds * 1e6) as i64))) }
     }
 
     fn start_file(&self, file_id: i64) {
@@ -664,8 +662,9 @@ impl Messages {
 
     /// Messages complete and not yet taken.
     #[getter]
-    fn emitted(&self) -> usize {
-        self.lock().emitted()
+    fn emitted(&self, py: Python<'_>) -> usize {
+        // the stream's counting thread may hold the lock for a block: wait without the GIL
+        py.detach(|| self.lock().emitted())
     }
 
     /// Messages still open.
@@ -685,14 +684,14 @@ impl Messages {
     /// released); returns the rows (0: nothing written). `file_id`: a constant column.
     #[pyo3(signature = (path, file_id=None))]
     fn write(&self, py: Python<'_>, path: &str, file_id: Option<i64>) -> PyResult<usize> {
-        let b = self.lock().take();
+        let b = py.detach(|| self.lock().take());
         write_batch(py, b, path, file_id)
     }
 
     /// The end of the stream: every open message is complete; written as `write` does.
     #[pyo3(signature = (path, file_id=None))]
     fn finish_write(&self, py: Python<'_>, path: &str, file_id: Option<i64>) -> PyResult<usize> {
-        let b = self.lock().finish();
+        let b = py.detach(|| self.lock().finish());
         write_batch(py, b, path, file_id)
     }
 
@@ -780,6 +779,7 @@ fn mtabench_maillog(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<Parser>()?;
     m.add_class::<Buf>()?;
     m.add_class::<Block>()?;
+    m.add_class::<BlockStream>()?;
     m.add_class::<Messages>()?;
     m.add_function(wrap_pyfunction!(message_columns, m)?)?;
     m.add_function(wrap_pyfunction!(first_stamp, m)?)?;
