@@ -176,3 +176,39 @@ def test_a_uri_as_the_landing_folder_is_refused_not_made_a_folder(tmp_path):
     with duckdb.connect(str(tmp_path / "data" / "mtabench.duckdb")) as con:
         tables = con.execute("select count(*) from information_schema.tables where table_schema = 'raw'")
         assert tables.fetchone()[0] == 0
+
+
+def test_ingest_loads_no_module_of_the_other_commands_and_failures_keep_their_exit_codes(tmp_path):
+    """`mtabench ingest` imports neither validation, publishing nor dbt (their imports were a
+    fixed cost of every ingest); a failure each of those commands reports still gets its exit
+    code and message, and any other exception is raised."""
+    archive = tmp_path / "archive"
+    archive.mkdir()
+    code = (
+        "import sys\n"
+        "from mtabench.cli.main import main\n"
+        f"rc = main(['ingest', '--db', {str(tmp_path / 'x.duckdb')!r}, {str(archive)!r}])\n"
+        "heavy = ('expectations.validate', 'mtabench.pipeline.publish', 'mtabench.pipeline.dbt', 'jinja2')\n"
+        "print(rc, sorted(m for m in heavy if m in sys.modules))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.splitlines()[-1] == "0 []", out.stdout + out.stderr
+
+    from expectations.validate import ValidationFailed
+    from ingest.line_guard import ParserBug
+    from mtabench.cli.main import _failure
+    from mtabench.paths import Paths
+    from mtabench.pipeline.dbt import DbtFailed
+    from mtabench.pipeline.publish import ServingInUse
+
+    paths = Paths.resolve(str(tmp_path / "x.duckdb"), None)
+    failures = [
+        (ServingInUse("a reader"), 6),
+        (duckdb.IOException("Could not set lock on file"), 6),
+        (ValidationFailed([], None), 3),
+        (DbtFailed("a model failed"), 4),
+        (ParserBug("a bug"), 5),
+        (duckdb.IOException("disk full"), None),
+        (ValueError("a bug of ours"), None),
+    ]
+    assert [_failure(exc, paths) for exc, _ in failures] == [code for _, code in failures]

@@ -4,8 +4,3 @@ Modules: options (what to record), target (which tool, is it loopback), postfix 
 restore, queue counts), procs (children in their own process groups), samplers (vmstat, iostat,
 queue.txt), logcut (maillog window by byte offset), manifest (run.toml), runner (the sequence).
 """
-
-from mtabench.record.options import RecordOptions
-from mtabench.record.runner import plan_text, record
-
-__all__ = ["RecordOptions", "plan_text", "record"]

@@ -60,7 +60,7 @@ def add_parser(sub) -> None:
 
 
 def run(args: argparse.Namespace, _paths=None) -> int:
-    from mtabench.record import plan_text, record
+    from mtabench.record.runner import plan_text, record
 
     try:
         opts = RecordOptions(
