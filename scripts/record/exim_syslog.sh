@@ -11,10 +11,6 @@
 # nothing listens). The retry rule F,1m,20s for both remote domains turns their deferrals into
 # failures within the run (a queue runner every 30 s).
 set -euo pipefail
-OUT=${1:?usage: exim_syslog.sh OUT_DIR true|false [DURATION_S] [RATE_PER_MIN]}
-STAMP=${2:?usage: exim_syslog.sh OUT_DIR true|false [DURATION_S] [RATE_PER_MIN]}
-DUR=${3:-120}
-RATE=${4:-180}
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 # shellcheck source=exim.sh
 source "$HERE/exim.sh"
@@ -58,25 +54,37 @@ syslog_conf() {
         { print }'
 }
 
+# an empty spool and log, the configuration that function CONF prints, rsyslogd, the SMTP sink
+# (writing OUT/sink.log) and the daemon with a queue runner every 30 s
+start_syslog_exim() {
+    local conf=$1
+    rm -rf "$DIR"/var/spool/exim4/{input,msglog,db}/* "$DIR"/var/log/exim4/* "$DIR/var/log/maillog"
+    "$conf" >"$DIR/etc/exim4/exim4.conf"
+    up exim
+    rsyslog_maillog "$DIR" RSYSLOG_TraditionalFileFormat
+    run exim rsyslogd
+    nsenter -t "$(holder_pid exim)" -n -- python3 "$HERE/smtp_sink.py" "$OUT/sink.log" "$SINK_PORT" &
+    SINK=$!
+    run exim mkdir -p /run/exim4
+    run exim chown Debian-exim:Debian-exim /run/exim4
+    run exim /usr/sbin/exim4 -bV -C /etc/exim4/exim4.conf >/dev/null
+    run exim /usr/sbin/exim4 -bd -q30s
+    sleep 2
+    MTA_VERSION=$(run exim /usr/sbin/exim4 -bV | sed -n '1s/^Exim version \([^ ]*\).*/\1/p')
+}
+
+# sourced (scripts/record/exim_syslog_parts.sh), it only defines the functions above
+[ "${BASH_SOURCE[0]}" = "$0" ] || return 0
+OUT=${1:?usage: exim_syslog.sh OUT_DIR true|false [DURATION_S] [RATE_PER_MIN]}
+STAMP=${2:?usage: exim_syslog.sh OUT_DIR true|false [DURATION_S] [RATE_PER_MIN]}
+DUR=${3:-120}
+RATE=${4:-180}
 mkdir -p "$OUT"
 OUT=$(cd "$OUT" && pwd)
-rm -rf "$DIR"/var/spool/exim4/{input,msglog,db}/* "$DIR"/var/log/exim4/* "$DIR/var/log/maillog"
 write_users "$DIR/root/users.txt" "$KNOWN" 3 "$DOMAIN"
 printf '%s\n' user1@sink.test user2@sink.test tempfail1@sink.test reject1@sink.test \
     defer1@defer.test defer2@defer.test >>"$DIR/root/users.txt"
-syslog_conf >"$DIR/etc/exim4/exim4.conf"
-
-up exim
-rsyslog_maillog "$DIR" RSYSLOG_TraditionalFileFormat
-run exim rsyslogd
-nsenter -t "$(holder_pid exim)" -n -- python3 "$HERE/smtp_sink.py" "$OUT/sink.log" "$SINK_PORT" &
-SINK=$!
-run exim mkdir -p /run/exim4
-run exim chown Debian-exim:Debian-exim /run/exim4
-run exim /usr/sbin/exim4 -bV -C /etc/exim4/exim4.conf >/dev/null
-run exim /usr/sbin/exim4 -bd -q30s
-sleep 2
-MTA_VERSION=$(run exim /usr/sbin/exim4 -bV | sed -n '1s/^Exim version \([^ ]*\).*/\1/p')
+start_syslog_exim syslog_conf
 bench_load "$OUT/run" "$DUR" "$RATE" "$THREADS" "$DIR/root/users.txt"
 run exim /usr/sbin/exim4 -bp >"$OUT/queue-at-end.txt"
 kill "$SINK" 2>/dev/null || true
