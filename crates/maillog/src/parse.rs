@@ -191,6 +191,21 @@ fn exim_stamp(l: &[u8], ctx: &Ctx) -> (Option<i64>, Option<i64>, usize) {
     (iso_to_us(st).map(|t| t - off * 60 * US), pid, i)
 }
 
+/// `[i\N] ` or `[i/N] ` at the front of an Exim syslog line: part i of N of one entry (`\` when
+/// the part ended at a newline of the entry, `/` when cut at 870 bytes). Returns i and the text.
+fn exim_syslog_part(m: &[u8]) -> Option<(u32, &[u8])> {
+    let r = m.strip_prefix(b"[")?;
+    let i = run(r, is_digit);
+    if i == 0 || i > 6 || !matches!(r.get(i), Some(b'\\' | b'/')) {
+        return None;
+    }
+    let n = run(&r[i + 1..], is_digit);
+    if n == 0 || n > 6 || r.get(i + 1 + n) != Some(&b']') || r.get(i + 2 + n) != Some(&b' ') {
+        return None;
+    }
+    Some((to_i64(&r[..i])? as u32, &r[i + 3 + n..]))
+}
+
 fn hex(x: &[u8]) -> i64 {
     x.iter().fold(0i64, |a, &b| {
         let d = if b.is_ascii_digit() { b - b'0' } else { b - b'a' + 10 };
@@ -301,7 +316,21 @@ pub fn parse_line<'a>(line: &'a [u8], bad: bool, ctx: &Ctx, row: &mut Row<'a>) -
             }
             // Exim logging to syslog writes its own stamp after the tag (`syslog_timestamp`,
             // true by default): Exim's time, with the zone it names, as in its mainlog
-            if let (Some(b"exim" | b"exim4"), Some(m)) = (program, message) {
+            if let (Some(b"exim" | b"exim4"), Some(mut m)) = (program, message) {
+                // an entry past 870 bytes, or of several lines (a reject log entry with the
+                // message's headers), goes out in numbered parts: the first is the line
+                // (as much of it as it holds), the others noise
+                if let Some((part, rest)) = exim_syslog_part(m) {
+                    if part > 1 {
+                        row.s(C::program, b"exim");
+                        row.s(C::kind, b"__noise");
+                        row.s(C::detail, b"exim_syslog_part");
+                        row.s(C::message, line);
+                        return month_out;
+                    }
+                    m = rest;
+                    message = Some(rest);
+                }
                 if iso_shape(m, b' ') {
                     let (ts, _, i) = exim_stamp(m, ctx);
                     if ts.is_some() {

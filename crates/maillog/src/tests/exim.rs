@@ -93,3 +93,48 @@ fn a_hosts_connection_error_is_a_warning_naming_the_host() {
     assert_eq!(int(&c, C::relay_port)[1], Some(2525));
     assert_eq!(col(&c, C::counts_as)[..2], [None, None]);
 }
+
+/// A refusal after DATA (tests/fixtures/recorded/exim-syslog-parts): its main log line, then the
+/// reject log's copy, an entry of nine lines, in parts `[1\9]` to `[9/9]`.
+const REFUSED_AFTER_DATA: &str = r"Nov 28 00:50:39 vm exim[1673]: 2026-11-28 00:50:39 1xX6eF-0000Qz-1n H=(vm) [127.0.0.1] F=<spam@bench.test> rejected after DATA: message refused
+Nov 28 00:50:39 vm exim[1673]: [1\9] 2026-11-28 00:50:39 1xX6eF-0000Qz-1n H=(vm) [127.0.0.1] F=<spam@bench.test> rejected after DATA: message refused
+Nov 28 00:50:39 vm exim[1673]: [2\9] Envelope-from: <spam@bench.test>
+Nov 28 00:50:39 vm exim[1673]: [3\9] Envelope-to: <user2@bench.test>
+Nov 28 00:50:39 vm exim[1673]: [4\9] P Received: from [127.0.0.1] (helo=vm) by mx-exim.bench.test id 1xX6eF-0000Qz-1n;
+Nov 28 00:50:39 vm exim[1673]: [5\9] #011Sat, 28 Nov 2026 00:50:39 +0000
+Nov 28 00:50:39 vm exim[1673]: [6\9] F From: <spam@bench.test>
+Nov 28 00:50:39 vm exim[1673]: [7\9] T To: <user2@bench.test>
+Nov 28 00:50:39 vm exim[1673]: [8\9]   Date: Sat, 28 Nov 2026 00:50:39 +0000 (UTC)
+Nov 28 00:50:39 vm exim[1673]: [9/9] I Message-Id: <66d8.0003.0000@vm>
+";
+
+#[test]
+fn an_entry_in_parts_is_its_first_part() {
+    let c = parse(REFUSED_AFTER_DATA, &mut QmailTie::default());
+    let kinds = col(&c, C::kind);
+    assert_eq!(kinds[0], s("reject"));
+    assert_eq!(col(&c, C::reject_stage)[0], s("after DATA"));
+    assert_eq!(col(&c, C::sender)[0], s("spam@bench.test"));
+    // the reject log's copy: its first part repeats the line, the others hold its headers
+    assert_eq!(col(&c, C::detail)[1], s("exim_syslog_duplicate"));
+    assert!(kinds[1..].iter().all(|k| k.as_deref() == Some("__noise")));
+    assert_eq!(col(&c, C::detail)[2..], vec![s("exim_syslog_part"); 8]);
+    assert_eq!(col(&c, C::counts_as).iter().flatten().count(), 1);
+
+    // an entry past 870 bytes, cut in two (`/`): the first part is the arrival, as far as it goes
+    let rcpts: Vec<String> = (2..=80).rev().map(|i| format!("{i}r@bench.test")).collect();
+    let line = format!(
+        "2026-11-28 00:50:37 1xX6eD-00000Y-0L <= user1@bench.test H=(vm) [127.0.0.1] P=smtp S=306 id=54db.0005.0012@vm for {} r@bench.test",
+        rcpts.join(" ")
+    );
+    let (a, b) = line.split_at(870);
+    let text = format!("Nov 28 00:50:37 vm exim[34]: [1/2] {a}\nNov 28 00:50:37 vm exim[34]: [2/2] {b}\n");
+    let c = parse(&text, &mut QmailTie::default());
+    assert_eq!(col(&c, C::kind), [s("arrival"), s("__noise")]);
+    assert_eq!(col(&c, C::queue_id)[0], s("1xX6eD-00000Y-0L"));
+    assert_eq!(int(&c, C::size)[0], Some(306));
+    assert_eq!(col(&c, C::detail)[1], s("exim_syslog_part"));
+    // without Exim's stamp (syslog_timestamp = false) the parts are numbered alike
+    let text = "Nov 28 00:50:37 vm exim[34]: [1/2] 1xX6eD-00000Y-0L <= user1@bench.test H=(vm) [127.0.0.1] P=smtp S=306 for 80r@be\n";
+    assert_eq!(col(&parse(text, &mut QmailTie::default()), C::kind), [s("arrival")]);
+}
