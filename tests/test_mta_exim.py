@@ -459,3 +459,34 @@ def test_syslog_relayed_deliveries_match_the_sink(landing_con, run):
         " where kind = 'warning' and relay_ip is not null group by all"
     ).fetchall()
     assert warnings == [("127.0.0.2", "Connection refused", len(refused))] and refused
+
+
+PARTS = RECORDED / "exim-syslog-parts"
+
+
+def test_syslog_parts_count_once(landing_con):
+    """Exim writes an entry past 870 bytes, or of several lines, to syslog in numbered parts
+    (the fixture's README): each arrival to 80 recipients comes as `[1/2] ... <= ...` and
+    `[2/2] ...`, each refusal after DATA as its main log line and the reject log's copy
+    `[1\\9] ...` to `[9/9] ...` with the headers. Every message smtp-source sent is received
+    once, each refusal it got is one reject (as eximstats, which skips every part, counts
+    them), the deliveries are eximstats'; no line is left as `other`."""
+    con = land_syslog(landing_con, PARTS)
+    oracle = eximstats(PARTS)
+    lines = syslog_lines(PARTS)
+    part = re.compile(r"^\[(\d+)([\\/])(\d+)\] ")
+    first_parts = [t for _, t in lines if (m := part.match(t)) and m[1] == "1"]
+    arrivals = [t.split()[3] for t in first_parts if re.match(r"\[1/2\] \S+ \S+ \S+ <= ", t)]
+    refused = (ORACLES / PARTS.name / "smtp-source-spam.txt").read_text().count("550 message refused")
+    sent_wide = 20  # smtp-source -m 20 -r 80: its output holds no error
+    assert (ORACLES / PARTS.name / "smtp-source-wide.txt").read_text() == ""
+    counts = dict(con.execute("select counts_as, count(*) from raw.maillog group by 1").fetchall())
+    assert counts["received"] == len(arrivals) == sent_wide
+    assert counts["delivered"] == oracle["delivered"] == sent_wide * 80
+    assert counts["rejected"] == oracle["rejects"] == refused == 5
+    got = con.execute("select queue_id from raw.maillog where kind = 'arrival' order by line_no").fetchall()
+    assert [q for (q,) in got] == arrivals
+    # an arrival's fields up to the cut: the first recipients of its `for` list are there
+    size = con.execute("select distinct size, sender from raw.maillog where kind = 'arrival'").fetchall()
+    assert size == [(306, "user1@bench.test")]
+    assert con.execute("select count(*) from raw.maillog where kind = 'other'").fetchone()[0] == 0
