@@ -344,7 +344,8 @@ pub fn parse_line<'a>(line: &'a [u8], bad: bool, ctx: &Ctx, row: &mut Row<'a>) -
             // qmail's lines through splogger (no pid: it opens syslog without LOG_PID) carry
             // qmail-send's or tcpserver's own text after splogger's stamp, whatever the tag:
             // qmail's family, stamped by splogger to the microsecond and in UTC, as multilog's
-            if let (Some(_), None, Some((at, text, fold))) = (program, row.get_i(C::pid), message.and_then(splogger_stamp)) {
+            let splogged = if program.is_some() && row.get_i(C::pid).is_none() { message.and_then(splogger_stamp) } else { None };
+            if let Some((at, text, fold)) = splogged {
                 row.s(C::ts_format, b"splogger");
                 row.i(C::ts, Some(at));
                 month_out = 0;
