@@ -8,6 +8,7 @@ from __future__ import annotations
 import gzip
 import re
 from collections import Counter
+from datetime import datetime
 from pathlib import Path
 
 import pytest
@@ -349,3 +350,143 @@ def test_smarthost_delivery_fields_are_the_lines_own(landed):
     assert want and {n: tuple(r) for n, *r in got} == want
     assert {w[0] for w in want.values()} == {"sent", "deferred", "bounced"}
     assert sum(1 for w in want.values() if w[6]) == sum(1 for w in want.values() if w[2])
+
+
+RECORDED = ROOT / "tests" / "fixtures" / "recorded"
+SYSLOG_RUNS = [RECORDED / "exim-syslog", RECORDED / "exim-syslog-no-timestamp"]
+# rsyslog's traditional stamp, the host, `exim[pid]: `, then Exim's own stamp unless
+# syslog_timestamp is false
+SYSLOGGED = re.compile(
+    r"^([A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d) \S+ exim\[(\d+)\]: (?:(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d) )?"
+)
+
+
+def maillog_lines(run: Path) -> list[str]:
+    return gzip.decompress((run / "maillog.gz").read_bytes()).decode().splitlines()
+
+
+def syslog_lines(run: Path) -> list[tuple[re.Match, str]]:
+    """(header match, Exim's text) per line; every line is Exim's."""
+    out = []
+    for line in maillog_lines(run):
+        m = SYSLOGGED.match(line)
+        assert m, line
+        out.append((m, line[m.end() :]))
+    return out
+
+
+def land_syslog(con, run: Path):
+    path = run / "maillog.gz"
+    assert detect(FileSource(path, path.name)).format == "maillog"
+    land_file(con, MaillogParser(), path, year=2026)
+    return con
+
+
+@pytest.mark.parametrize("run", SYSLOG_RUNS, ids=lambda p: p.name)
+def test_syslog_counts_match_eximstats_and_postal(landing_con, run):
+    """Exim logging to syslog (the fixture's README): received and delivered, per run and per
+    minute, and the messages with a deferral or a failure equal eximstats'; each reject, which
+    `syslog_duplication` writes twice (main and reject log), counts once: as many as the 550s
+    postal got; no line is left as `other`."""
+    con = land_syslog(landing_con, run)
+    oracle = eximstats(run)
+    text = (ORACLES / run.name / "eximstats.txt").read_text()
+    delayed, failed = map(
+        int, re.search(r"^\s+Received\s+\S+\s+\d+\s+\d+\s+(\d+)\s+\S+\s+(\d+)", text, re.M).groups()
+    )
+    counts = dict(con.execute("select counts_as, count(*) from raw.maillog group by 1").fetchall())
+    assert (counts["received"], counts["delivered"]) == (oracle["received"], oracle["delivered"])
+    for key in ("received", "delivered"):
+        q = f"select strftime(ts, '%H:%M'), count(*) from raw.maillog where counts_as = '{key}' group by 1"
+        assert dict(con.execute(q).fetchall()) == oracle[key + "_per_minute"], key
+    messages = con.execute(
+        "select count(distinct queue_id) filter (where counts_as = 'deferred'),"
+        " count(distinct queue_id) filter (where counts_as = 'bounced') from raw.maillog"
+    ).fetchone()
+    assert messages == (delayed, failed) and delayed > 0 and failed > 0
+
+    lines = syslog_lines(run)
+    rejects = [(m[2], t) for m, t in lines if " rejected RCPT <" in t]
+    # two identical lines of one pid, one after the other, per reject
+    assert rejects[0::2] == rejects[1::2]
+    postal = postal_output(run).read_text().splitlines()
+    postal_550 = sum(1 for ln in postal if ln.startswith("Server error:550"))
+    assert counts["rejected"] == len(rejects) // 2 == postal_550 > 0
+    # eximstats counts both copies, and a host's `H=... Connection refused` as a reject too
+    refused = sum(1 for _, t in lines if re.match(r"\S+ H=\S+ \[[^\]]+\] Connection refused$", t))
+    assert oracle["rejects"] == len(rejects) + refused
+    assert con.execute("select count(*) from raw.maillog where kind = 'other'").fetchone()[0] == 0
+
+
+@pytest.mark.parametrize("run", SYSLOG_RUNS, ids=lambda p: p.name)
+def test_syslog_stamps_and_pids_are_the_lines_own(landing_con, run):
+    """A line's time is Exim's own stamp after the tag when it writes one, else the syslog
+    stamp; its pid is the tag's."""
+    con = land_syslog(landing_con, run)
+    want = []
+    for m, _ in syslog_lines(run):
+        stamp = m[3] or "2026 " + m[1]
+        fmt = "%Y-%m-%d %H:%M:%S" if m[3] else "%Y %b %d %H:%M:%S"
+        want.append((datetime.strptime(stamp, fmt), int(m[2])))
+    got = con.execute("select line_no, ts, pid from raw.maillog order by line_no").fetchall()
+    # a reject's second copy is noise, not a row
+    raw = maillog_lines(run)
+    dup = {n for n, t in enumerate(raw, 1) if n > 1 and t == raw[n - 2]}
+    assert [(ts, pid) for _, ts, pid in got] == [w for n, w in enumerate(want, 1) if n not in dup]
+    assert len(got) == len(want) - len(dup) and dup
+
+
+@pytest.mark.parametrize("run", SYSLOG_RUNS, ids=lambda p: p.name)
+def test_syslog_relayed_deliveries_match_the_sink(landing_con, run):
+    """The deliveries to sink.test carry the replies the SMTP sink recorded giving: one sent
+    message per accepted DATA, one bounce per 550, one deferral per 450; the host errors for
+    defer.test (`H=127.0.0.2 [127.0.0.2] Connection refused`) are warnings naming the host."""
+    con = land_syslog(landing_con, run)
+    sink = sink_record(run.name)
+    replies = Counter(int(r[3]) for r in sink if r[1] == "RCPT")
+    got = dict(
+        con.execute(
+            "select status || ' ' || coalesce(smtp_code::varchar, '-'), count(*) from raw.maillog"
+            " where kind = 'delivery' and recipient like '%@sink.test' and relay is not null group by 1"
+        ).fetchall()
+    )
+    assert got == {"sent 250": replies[250], "bounced 550": replies[550], "deferred 450": replies[450]}
+    assert replies[250] == sum(1 for r in sink if r[1] == "DATA")
+    host_error = re.compile(r"\S+ H=127\.0\.0\.2 \[127\.0\.0\.2\] Connection refused$")
+    refused = [t for _, t in syslog_lines(run) if host_error.match(t)]
+    warnings = con.execute(
+        "select relay_ip, reason, count(*) from raw.maillog"
+        " where kind = 'warning' and relay_ip is not null group by all"
+    ).fetchall()
+    assert warnings == [("127.0.0.2", "Connection refused", len(refused))] and refused
+
+
+PARTS = RECORDED / "exim-syslog-parts"
+
+
+def test_syslog_parts_count_once(landing_con):
+    """Exim writes an entry past 870 bytes, or of several lines, to syslog in numbered parts
+    (the fixture's README): each arrival to 80 recipients comes as `[1/2] ... <= ...` and
+    `[2/2] ...`, each refusal after DATA as its main log line and the reject log's copy
+    `[1\\9] ...` to `[9/9] ...` with the headers. Every message smtp-source sent is received
+    once, each refusal it got is one reject (as eximstats, which skips every part, counts
+    them), the deliveries are eximstats'; no line is left as `other`."""
+    con = land_syslog(landing_con, PARTS)
+    oracle = eximstats(PARTS)
+    lines = syslog_lines(PARTS)
+    part = re.compile(r"^\[(\d+)([\\/])(\d+)\] ")
+    first_parts = [t for _, t in lines if (m := part.match(t)) and m[1] == "1"]
+    arrivals = [t.split()[3] for t in first_parts if re.match(r"\[1/2\] \S+ \S+ \S+ <= ", t)]
+    refused = (ORACLES / PARTS.name / "smtp-source-spam.txt").read_text().count("550 message refused")
+    sent_wide = 20  # smtp-source -m 20 -r 80: its output holds no error
+    assert (ORACLES / PARTS.name / "smtp-source-wide.txt").read_text() == ""
+    counts = dict(con.execute("select counts_as, count(*) from raw.maillog group by 1").fetchall())
+    assert counts["received"] == len(arrivals) == sent_wide
+    assert counts["delivered"] == oracle["delivered"] == sent_wide * 80
+    assert counts["rejected"] == oracle["rejects"] == refused == 5
+    got = con.execute("select queue_id from raw.maillog where kind = 'arrival' order by line_no").fetchall()
+    assert [q for (q,) in got] == arrivals
+    # an arrival's fields up to the cut: the first recipients of its `for` list are there
+    size = con.execute("select distinct size, sender from raw.maillog where kind = 'arrival'").fetchall()
+    assert size == [(306, "user1@bench.test")]
+    assert con.execute("select count(*) from raw.maillog where kind = 'other'").fetchone()[0] == 0

@@ -13,12 +13,12 @@ from __future__ import annotations
 import gzip
 import re
 from collections import Counter
-from datetime import datetime
+from datetime import UTC, datetime
 from pathlib import Path
 
 import duckdb
 import pytest
-from conftest import found, land_file
+from conftest import found, land_file, sink_record
 
 from ingest.detect import detect
 from ingest.landing import ensure_schema, refresh_views
@@ -48,13 +48,17 @@ def tai64nlocal_lines(run: Path) -> list[tuple[datetime, str]]:
 
 
 def oracle(run: Path) -> tuple[Counter, Counter]:
+    return count_lines(tai64nlocal_lines(run))
+
+
+def count_lines(lines: list[tuple[datetime, str]]) -> tuple[Counter, Counter]:
     """Per minute and per run: received, delivered, deferred, bounced; and per message
     number the deliveries ended (the tie kept here by a dict of D -> N)."""
     minutes: Counter = Counter()
     totals: Counter = Counter()
     bounce_qps: set[str] = set()
     open_deliveries: dict[str, str] = {}
-    for at, text in tai64nlocal_lines(run):
+    for at, text in lines:
         minute = at.replace(second=0, microsecond=0)
         if m := BOUNCE.match(text):
             bounce_qps.add(m[1])
@@ -210,7 +214,11 @@ def results_from_raw_lines(path: Path) -> list[tuple]:
     return out
 
 
-SEND_LOGS = [run / "qmail-send.log.gz" for run in RUNS] + [BOUNCES / "qmail-send.log.gz"]
+SPLOGGER = ROOT / "tests" / "fixtures" / "recorded" / "qmail-splogger"
+SEND_LOGS = [run / "qmail-send.log.gz" for run in RUNS] + [
+    BOUNCES / "qmail-send.log.gz",
+    SPLOGGER / "maillog.gz",
+]
 
 
 @pytest.mark.parametrize("log", SEND_LOGS, ids=lambda p: p.parent.name)
@@ -234,3 +242,111 @@ def test_delivery_results_carry_recipient_mailer_and_codes(landing_con, log):
     assert outcomes["failure"] > 0 and outcomes["success"] > 0
     assert all(w[2] is not None for w in want), "every result's delivery started in the log"
     assert any(w[4] for w in want if w[1] == "failure")
+
+
+# qmail through splogger and syslog: `Nov 28 00:24:56 vm qmail: 1795825496.100770 new msg N`
+SPLOGGED = re.compile(r"^[A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d \S+ ([^\s\[:]+): (\d+)\.(\d{6})([ +])(.*)$")
+
+
+def splogger_lines(path: Path, tag: str) -> list[tuple[datetime, str]]:
+    """(UTC time of splogger's stamp, text) per line that splogger logged under `tag`."""
+    out = []
+    for line in gzip.decompress(path.read_bytes()).decode().splitlines():
+        m = SPLOGGED.match(line)
+        assert m and m[4] == " ", line  # every line is splogger's, none folded
+        if m[1] == tag:
+            at = datetime.fromtimestamp(int(m[2]), UTC).replace(tzinfo=None, microsecond=int(m[3]))
+            out.append((at, m[5]))
+    return out
+
+
+@pytest.fixture(scope="module")
+def splogged(landing_con):
+    fid = 424600
+    land_file(landing_con, MaillogParser(), SPLOGGER / "maillog.gz", file_id=fid, year=2026)
+    refresh_views(landing_con)
+    return landing_con, fid
+
+
+def test_splogger_log_is_a_maillog():
+    path = SPLOGGER / "maillog.gz"
+    assert detect(FileSource(path, path.name)).format == "maillog"
+
+
+def test_splogger_counts_per_run_and_minute(splogged):
+    """qmail-send's lines through splogger (the fixture's README): received, delivered,
+    deferred and bounced per minute of splogger's stamp equal the raw lines' counts; every
+    line's time is splogger's stamp; none is left as `other`."""
+    con, fid = splogged
+    lines = splogger_lines(SPLOGGER / "maillog.gz", "qmail")
+    minutes, totals = count_lines(lines)
+    got = con.execute(
+        f"""select minute_at, received, delivered, deferred, bounced, rejected
+            from raw.maillog_minutes where file_id = {fid}"""
+    ).fetchall()
+    ours: Counter = Counter()
+    for minute, *counts in got:
+        for what, n in zip(("received", "delivered", "deferred", "bounced", "rejected"), counts, strict=True):
+            if n:
+                ours[(minute, what)] += n
+    assert ours == minutes
+    assert totals["received"] > 300 and totals["deferred"] > 0 and totals["bounced"] > 0
+    stamps = con.execute(
+        f"select ts from raw.maillog where file_id = {fid} and program = 'qmail' order by line_no"
+    ).fetchall()
+    assert [t for (t,) in stamps] == [at for at, _ in lines]
+    other = f"select count(*) from raw.maillog where file_id = {fid} and kind = 'other' and program = 'qmail'"
+    assert con.execute(other).fetchone()[0] == 0
+
+
+def test_splogger_messages_tie_their_deliveries(splogged):
+    con, fid = splogged
+    _, totals = count_lines(splogger_lines(SPLOGGER / "maillog.gz", "qmail"))
+    n, delivered, bounced, queued = con.execute(
+        f"""select count(*), sum(delivered_recipients), sum(bounced_recipients),
+                   count(*) filter (where final_status = 'queued')
+            from raw.maillog_messages where file_id = {fid}"""
+    ).fetchone()
+    assert n == totals["messages"]
+    assert (delivered, bounced) == (totals["delivered"], totals["bounced"])
+    assert totals["tied"] == totals["delivered"] + totals["deferred"] + totals["bounced"]
+    assert queued == 0
+    untied = f"select count(*) from raw.maillog where file_id = {fid} and kind = 'delivery'"
+    assert con.execute(untied + " and queue_id is null").fetchone()[0] == 0
+
+
+def test_splogger_tcpserver_lines_are_connections(splogged):
+    """tcpserver's lines through `splogger smtpd`: one connect per `pid P from`, one
+    disconnect per `end P status S`, one status per `status:`, with the client's address."""
+    con, fid = splogged
+    raw = [t for _, t in splogger_lines(SPLOGGER / "maillog.gz", "smtpd")]
+    want = Counter(m[1] for t in raw if (m := re.match(r"tcpserver: (pid|end|status:) ", t)))
+    of = f"from raw.maillog where file_id = {fid} and program = 'tcpserver'"
+    kinds = dict(con.execute(f"select kind, count(*) {of} group by 1").fetchall())
+    assert (kinds["connect"], kinds["disconnect"]) == (want["pid"], want["end"])
+    assert kinds["status"] == want["status:"]
+    # tcpserver's `ok P local remote` after each `pid P from`: the client let in, and its port
+    assert kinds["accepted"] == want["pid"]
+    clients = con.execute(f"select distinct client {of} and kind = 'connect'").fetchall()
+    ports = con.execute(f"select distinct client_ip, client_port is not null {of} and kind = 'accepted'")
+    assert clients == [("127.0.0.1",)] and ports.fetchall() == [("127.0.0.1", True)]
+
+
+def test_splogger_remote_results_match_the_sink(splogged):
+    """qmail-remote's results for sink.test carry the reply the SMTP sink recorded giving:
+    each 250, 450 and 550 to RCPT, and one accepted message per success."""
+    con, fid = splogged
+    sink = sink_record(SPLOGGER.name)
+    replies = Counter(int(r[3]) for r in sink if r[1] == "RCPT")
+    got = dict(
+        con.execute(
+            f"""select smtp_code, count(*) from raw.maillog where file_id = {fid} and kind = 'delivery'
+                and recipient like '%@sink.test' group by 1"""
+        ).fetchall()
+    )
+    assert got == dict(replies) and set(got) == {250, 450, 550}
+    sent = con.execute(
+        f"""select count(*) from raw.maillog where file_id = {fid} and kind = 'delivery' and status = 'sent'
+            and mailer = 'remote'"""
+    ).fetchone()[0]
+    assert sent == sum(1 for r in sink if r[1] == "DATA")

@@ -63,16 +63,18 @@ opensmtpd_vmail() {
         echo "127.0.0.1 localhost $host.$domain $host $(hostname)" >>"$dir/etc/hosts"
 }
 
-# rsyslogd inside chroot DIR writing mail.* to /var/log/maillog (for MTAs that log through syslog only)
+# rsyslogd inside chroot DIR writing mail.* to /var/log/maillog (for MTAs that log through syslog only),
+# in rsyslog's default file format or in the TEMPLATE given (RSYSLOG_TraditionalFileFormat: `Nov 28
+# 01:02:03 host tag: text`, the BSD syslog files' own)
 # shellcheck disable=SC2034 # read by the scripts that source this one
 MAILLOG_TIMESTAMP_FORMAT="RFC 3339 with microseconds and offset (rsyslog 8.2302 RSYSLOG_FileFormat), UTC"
 rsyslog_maillog() {
-    local dir=${1:?chroot dir}
+    local dir=${1:?chroot dir} template=${2:-}
     # imuxsock's per-process rate limit would drop a daemon's bursts of lines: off
-    cat >"$dir/etc/rsyslog.conf" <<'EOF'
-module(load="imuxsock" SysSock.RateLimit.Interval="0")
-mail.*	-/var/log/maillog
-EOF
+    {
+        echo 'module(load="imuxsock" SysSock.RateLimit.Interval="0")'
+        printf 'mail.*\t-/var/log/maillog%s\n' "${template:+;$template}"
+    } >"$dir/etc/rsyslog.conf"
     rm -f "$dir"/etc/rsyslog.d/*.conf
 }
 

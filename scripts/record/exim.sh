@@ -5,9 +5,6 @@
 # and ORACLE_DIR (default tests/fixtures/oracles) each run's eximstats output.
 # Needs root; installs Exim inside /work/chroots/exim (chroot.sh), never on the host.
 set -euo pipefail
-OUT=${1:?usage: exim.sh OUT_DIR [DURATION_S] [RATE_PER_MIN]}
-DUR=${2:-180}
-RATE=${3:-900}
 THREADS=${THREADS:-4}
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 ORACLE_DIR=${ORACLE_DIR:-$HERE/../../tests/fixtures/oracles}
@@ -128,10 +125,16 @@ record() {
     cp "$dir/etc/exim4/exim4.conf" "$run_dir/exim4.conf"
 }
 
-setup
-# start each run with an empty queue and fresh logs
-rm -rf "$(chroot_dir exim)/var/spool/exim4/input"/* "$(chroot_dir exim)/var/log/exim4"/*
-record queue-only-false false 'queue_only = "false"  # default: each message delivered by the receiving process' \
-    "Exim default: each message delivered right after it is received; a queue runner every 30 s (-q30s). $THREADS postal threads, rate cap $RATE/min, body 0-4 KB, 1 message per connection; $UNKNOWN of $((KNOWN + UNKNOWN)) recipients unknown (550 at RCPT)."
-record queue-only-true true 'queue_only = "true"  # default/base value: "false"' \
-    "Changed setting: queue_only = true, so messages wait for the queue runner started every 30 s (-q30s; queue_run_max 5 by default). Otherwise as exim-queue-only-false."
+# sourced (scripts/record/exim_syslog.sh), it only defines the functions above
+if [ "${BASH_SOURCE[0]}" = "$0" ]; then
+    OUT=${1:?usage: exim.sh OUT_DIR [DURATION_S] [RATE_PER_MIN]}
+    DUR=${2:-180}
+    RATE=${3:-900}
+    setup
+    # start each run with an empty queue and fresh logs
+    rm -rf "$(chroot_dir exim)/var/spool/exim4/input"/* "$(chroot_dir exim)/var/log/exim4"/*
+    record queue-only-false false 'queue_only = "false"  # default: each message delivered by the receiving process' \
+        "Exim default: each message delivered right after it is received; a queue runner every 30 s (-q30s). $THREADS postal threads, rate cap $RATE/min, body 0-4 KB, 1 message per connection; $UNKNOWN of $((KNOWN + UNKNOWN)) recipients unknown (550 at RCPT)."
+    record queue-only-true true 'queue_only = "true"  # default/base value: "false"' \
+        "Changed setting: queue_only = true, so messages wait for the queue runner started every 30 s (-q30s; queue_run_max 5 by default). Otherwise as exim-queue-only-false."
+fi

@@ -199,8 +199,11 @@ The same by hand (UTC minute, then count):
 EOF
 }
 
-case ${1:-} in
-    setup) shift; setup "$@" ;;
-    record) shift; record "$@" ;;
-    *) echo "usage: $0 setup SRC_DIR | record RUN_ID SETTING VALUE [NOTES]" >&2; exit 2 ;;
-esac
+# sourced (scripts/record/qmail_splogger.sh), it only defines the functions above
+if [ "${BASH_SOURCE[0]}" = "$0" ]; then
+    case ${1:-} in
+        setup) shift; setup "$@" ;;
+        record) shift; record "$@" ;;
+        *) echo "usage: $0 setup SRC_DIR | record RUN_ID SETTING VALUE [NOTES]" >&2; exit 2 ;;
+    esac
+fi

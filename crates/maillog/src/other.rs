@@ -379,18 +379,30 @@ fn sm_client<'a>(row: &mut Row<'a>, r: &'a [u8]) {
     row.s(C::client, &r[..rb + 1]);
 }
 
+/// What one chunk's lines say across lines, in order, for sendmail and Exim.
+///
 /// Sendmail logs a transfer the client broke off during DATA (`QID: collect: premature EOM:
 /// ...`) before the transaction's `from=` line, which then reads like an accepted message's
 /// (`nrcpts=1`). This remembers such queue ids over one chunk's lines (in order) and makes their
 /// `from=` line `from_aborted`: no message was accepted. A pair split by a chunk boundary keeps
 /// `from` (the two lines come from one process, microseconds apart: rare).
+///
+/// Exim logging to syslog with `syslog_duplication` (the default) writes a line meant for both
+/// its main and its reject log twice, one call after the other: a reject reaches the file as
+/// two identical lines of one pid. The second, the next line of that pid with the same text,
+/// is noise `exim_syslog_duplicate`; a pair split by a chunk boundary counts twice (rare).
 #[derive(Default)]
 pub struct SendmailAborts {
     ids: Vec<Vec<u8>>,
+    /// per Exim pid, the text of its last line if that was a reject
+    exim_rejects: HashMap<i64, Vec<u8>>,
 }
 
 impl SendmailAborts {
     pub fn see(&mut self, row: &mut Row) {
+        if matches!(row.get_s(C::program), Some(b"exim" | b"exim4")) {
+            return self.exim_duplicate(row);
+        }
         if !matches!(row.get_s(C::program), Some(b"sendmail" | b"sm-mta")) {
             return;
         }
@@ -410,6 +422,29 @@ impl SendmailAborts {
             }
             _ => {}
         }
+    }
+}
+
+impl SendmailAborts {
+    fn exim_duplicate(&mut self, row: &mut Row) {
+        // through syslog only (a host, the tag's pid): Exim's own mainlog writes each line once
+        let (Some(pid), Some(_), Some(text)) = (row.get_i(C::pid), row.get_s(C::host), row.get_s(C::message)) else {
+            return;
+        };
+        if row.get_s(C::kind) != Some(b"reject".as_slice()) {
+            self.exim_rejects.remove(&pid);
+            return;
+        }
+        if self.exim_rejects.get(&pid).is_some_and(|t| t.as_slice() == text) {
+            self.exim_rejects.remove(&pid);
+            row.s(C::kind, b"__noise");
+            row.s(C::detail, b"exim_syslog_duplicate");
+            return;
+        }
+        if self.exim_rejects.len() >= 1024 {
+            self.exim_rejects.clear();
+        }
+        self.exim_rejects.insert(pid, text.to_vec());
     }
 }
 
@@ -631,6 +666,7 @@ pub fn exim<'a>(row: &mut Row<'a>, m: &'a [u8]) {
         }
         b"Completed" => row.s(C::kind, b"removed"),
         _ if !id.is_empty() && flag.starts_with(b"<") && exim_transport_output(row, flag, rest) => {}
+        _ if !id.is_empty() && flag.starts_with(b"H=") && exim_host_error(row, &m[id.len() + 1..]) => {}
         _ => {
             if exim_session(row, m) {
                 // a connection's or a session's own line (log selectors `smtp_connection`,
@@ -715,6 +751,27 @@ pub fn exim<'a>(row: &mut Row<'a>, m: &'a [u8]) {
             }
         }
     }
+}
+
+/// `<id> H=host [ip](:port)? <error>`: the smtp transport could not get through to one host of
+/// a delivery (`Connection refused`, `Connection timed out`, a timeout or a lost connection),
+/// logged before the address's own `==` or `**` line, which alone counts. A warning naming the
+/// host; a reject after DATA (`H=... F=<s> rejected after DATA: ...`) is no such line.
+fn exim_host_error<'a>(row: &mut Row<'a>, t: &'a [u8]) -> bool {
+    let Some(host) = exim_host(t, false).filter(|h| t[2..].starts_with(h)) else { return false };
+    let Some(error) = t.get(2 + host.len()..).and_then(|r| r.strip_prefix(b" ")).and_then(nonempty) else {
+        return false;
+    };
+    if !host.contains(&b'[') || error.starts_with(b"F=") || exim_rejected(t) {
+        return false;
+    }
+    row.s(C::kind, b"warning");
+    row.s(C::severity, b"warning");
+    row.s(C::detail, t.trim_ascii_end());
+    row.s(C::reason, error.trim_ascii_end());
+    row.s(C::relay, host);
+    split_host(row, host, C::relay_host, C::relay_ip, C::relay_port);
+    true
 }
 
 /// Exim's client as it logs it: `host (helo) [ip]:port`, `(helo) [ip]:port` (no host name:
@@ -920,9 +977,10 @@ fn exim_reason(m: &[u8]) -> Option<&[u8]> {
     })
 }
 
-/// `tcpserver -v` (ucspi-tcp) in front of qmail-smtpd, logged through `multilog t`:
-/// `status: 3/40`, `pid P from IP`, `ok P local:ip:port remote:ip:port`, `deny P ...`,
-/// `end P status S`.
+/// `tcpserver -v` (ucspi-tcp) in front of qmail-smtpd, logged through `multilog t` or
+/// splogger: `status: 3/40`, `pid P from IP`, `ok P localhost:localip:port
+/// remotehost:remoteip:remoteinfo:port` (the rules let the client in), `deny P ...`, `end P
+/// status S`.
 fn tcpserver<'a>(row: &mut Row<'a>, r: &'a [u8]) {
     row.s(C::program, b"tcpserver");
     let word = &r[..run(r, |c| !is_space(c))];
@@ -935,11 +993,25 @@ fn tcpserver<'a>(row: &mut Row<'a>, r: &'a [u8]) {
             row.so(C::client, nonempty(&ip[..run(ip, |c| !is_space(c))]));
             b"connect"
         }
+        b"ok" if arg[pid.len()..].starts_with(b" ") => {
+            // the remote end: host (empty under -H), address, TCP info (empty under -R), port;
+            // an IPv6 address of ucspi-tcp6 holds colons itself, so from both ends
+            let remote = arg[pid.len() + 1..].split(|&c| c == b' ').nth(1).unwrap_or(b"");
+            if let (Some(a), Some(z)) = (find_byte(remote, b':'), rfind_byte(remote, b':')) {
+                let before_port = &remote[..z];
+                if let Some(i) = rfind_byte(before_port, b':').filter(|&i| i > a) {
+                    row.so(C::client_host, nonempty(&remote[..a]));
+                    row.so(C::client_ip, nonempty(&remote[a + 1..i]));
+                    row.i(C::client_port, to_i32(&remote[z + 1..]));
+                }
+            }
+            b"accepted"
+        }
         b"end" if arg[pid.len()..].starts_with(b" status ") => b"disconnect",
         b"deny" => b"reject",
         _ => b"other",
     };
-    if kind != b"status" && kind != b"other" || word == b"ok" {
+    if kind != b"status" && kind != b"other" {
         row.i(C::pid, to_i32(pid));
     }
     row.s(C::kind, kind);

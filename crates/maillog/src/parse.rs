@@ -139,6 +139,73 @@ fn is_tai64(l: &[u8]) -> bool {
         && (l.len() == 25 || l[25] == b' ')
 }
 
+/// splogger's stamp at the front of a syslog message (qmail logging through syslog,
+/// `qmail-start ./Maildir/ splogger qmail`): epoch seconds, `.`, six digits of microseconds,
+/// then a space, or `+` on the folds of a line longer than splogger's 800 bytes. Returns the
+/// epoch microseconds, the message after the stamp and whether it is a fold.
+fn splogger_stamp(m: &[u8]) -> Option<(i64, &[u8], bool)> {
+    let n = run(m, is_digit);
+    if !(9..=11).contains(&n) || m.get(n) != Some(&b'.') || run(&m[n + 1..], is_digit) != 6 {
+        return None;
+    }
+    let fold = match m.get(n + 7) {
+        Some(b' ') => false,
+        Some(b'+') => true,
+        _ => return None,
+    };
+    let secs = to_i64(&m[..n])?;
+    let micros = to_i64(&m[n + 1..n + 7])?;
+    Some((secs * US + micros, &m[n + 8..], fold))
+}
+
+/// Exim's stamp at the front of `l`: `YYYY-MM-DD HH:MM:SS(.f)?( [+-]hhmm)?( \[pid\])? ?`, in its
+/// mainlog or after the syslog tag (`syslog_timestamp`, the default). Returns the UTC time (the
+/// zone's offset when it is written, else the context's), the pid and where the text begins.
+fn exim_stamp(l: &[u8], ctx: &Ctx) -> (Option<i64>, Option<i64>, usize) {
+    let mut i = 19;
+    if l.get(i) == Some(&b'.') {
+        let n = run(&l[i + 1..], is_digit);
+        if n > 0 {
+            i += 1 + n;
+        }
+    }
+    let st = &l[..i];
+    let mut off = ctx.offset_min;
+    if l.len() >= i + 6 && l[i] == b' ' && (l[i + 1] == b'+' || l[i + 1] == b'-') && l[i + 2..i + 6].iter().all(|&b| is_digit(b)) {
+        let z = &l[i + 2..i + 6];
+        let v = ((z[0] - b'0') as i64 * 10 + (z[1] - b'0') as i64) * 60 + (z[2] - b'0') as i64 * 10 + (z[3] - b'0') as i64;
+        off = if l[i + 1] == b'-' { -v } else { v };
+        i += 6;
+    }
+    let mut pid = None;
+    if l.len() >= i + 4 && l[i] == b' ' && l[i + 1] == b'[' {
+        let n = run(&l[i + 2..], is_digit);
+        if n > 0 && l.get(i + 2 + n) == Some(&b']') {
+            pid = to_i32(&l[i + 2..i + 2 + n]);
+            i += 3 + n;
+        }
+    }
+    if l.get(i) == Some(&b' ') {
+        i += 1;
+    }
+    (iso_to_us(st).map(|t| t - off * 60 * US), pid, i)
+}
+
+/// `[i\N] ` or `[i/N] ` at the front of an Exim syslog line: part i of N of one entry (`\` when
+/// the part ended at a newline of the entry, `/` when cut at 870 bytes). Returns i and the text.
+fn exim_syslog_part(m: &[u8]) -> Option<(u32, &[u8])> {
+    let r = m.strip_prefix(b"[")?;
+    let i = run(r, is_digit);
+    if i == 0 || i > 6 || !matches!(r.get(i), Some(b'\\' | b'/')) {
+        return None;
+    }
+    let n = run(&r[i + 1..], is_digit);
+    if n == 0 || n > 6 || r.get(i + 1 + n) != Some(&b']') || r.get(i + 2 + n) != Some(&b' ') {
+        return None;
+    }
+    Some((to_i64(&r[..i])? as u32, &r[i + 3 + n..]))
+}
+
 fn hex(x: &[u8]) -> i64 {
     x.iter().fold(0i64, |a, &b| {
         let d = if b.is_ascii_digit() { b - b'0' } else { b - b'a' + 10 };
@@ -222,6 +289,7 @@ pub fn parse_line<'a>(line: &'a [u8], bad: bool, ctx: &Ctx, row: &mut Row<'a>) -
     // --- host, tag, program, pid, message
     let mut program: Option<&[u8]> = None;
     let mut message: Option<&[u8]> = None;
+    let mut splogger = false;
     match fmt {
         Fmt::Syslog | Fmt::Rfc3339 => {
             row.s(C::ts_format, if fmt == Fmt::Syslog { b"syslog" } else { b"rfc3339" });
@@ -246,46 +314,66 @@ pub fn parse_line<'a>(line: &'a [u8], bad: bool, ctx: &Ctx, row: &mut Row<'a>) -
                 }
                 None => row.s(C::host, rest),
             }
+            // Exim logging to syslog writes its own stamp after the tag (`syslog_timestamp`,
+            // true by default): Exim's time, with the zone it names, as in its mainlog
+            if let (Some(b"exim" | b"exim4"), Some(mut m)) = (program, message) {
+                // an entry past 870 bytes, or of several lines (a reject log entry with the
+                // message's headers), goes out in numbered parts: the first is the line
+                // (as much of it as it holds), the others noise
+                if let Some((part, rest)) = exim_syslog_part(m) {
+                    if part > 1 {
+                        row.s(C::program, b"exim");
+                        row.s(C::kind, b"__noise");
+                        row.s(C::detail, b"exim_syslog_part");
+                        row.s(C::message, line);
+                        return month_out;
+                    }
+                    m = rest;
+                    message = Some(rest);
+                }
+                if iso_shape(m, b' ') {
+                    let (ts, _, i) = exim_stamp(m, ctx);
+                    if ts.is_some() {
+                        row.s(C::ts_format, b"exim");
+                        row.i(C::ts, ts);
+                        month_out = 0;
+                        message = Some(&m[i..]);
+                    }
+                }
+            }
+            // qmail's lines through splogger (no pid: it opens syslog without LOG_PID) carry
+            // qmail-send's or tcpserver's own text after splogger's stamp, whatever the tag:
+            // qmail's family, stamped by splogger to the microsecond and in UTC, as multilog's
+            let splogged = if program.is_some() && row.get_i(C::pid).is_none() { message.and_then(splogger_stamp) } else { None };
+            if let Some((at, text, fold)) = splogged {
+                row.s(C::ts_format, b"splogger");
+                row.i(C::ts, Some(at));
+                month_out = 0;
+                if fold {
+                    // the rest of the line before it: its row already holds what qmail's words say
+                    row.s(C::program, b"qmail");
+                    row.s(C::kind, b"__noise");
+                    row.s(C::detail, b"splogger_fold");
+                    row.s(C::message, line);
+                    return 0;
+                }
+                splogger = true;
+                program = Some(b"qmail");
+                message = Some(text);
+            }
         }
         Fmt::Exim => {
             row.s(C::ts_format, b"exim");
             program = Some(b"exim");
-            // `stamp(.f)?( [+-]hhmm)?( \[pid\])? ?(.*)$`
-            let mut i = 19;
-            if line.get(i) == Some(&b'.') {
-                let n = run(&line[i + 1..], is_digit);
-                if n > 0 {
-                    i += 1 + n;
-                }
+            let (ts, pid, i) = exim_stamp(line, ctx);
+            if pid.is_some() {
+                row.i(C::pid, pid);
             }
-            let st = &line[..i];
-            let mut off = ctx.offset_min;
-            let l = line;
-            if l.len() >= i + 6
-                && l[i] == b' '
-                && (l[i + 1] == b'+' || l[i + 1] == b'-')
-                && l[i + 2..i + 6].iter().all(|&b| is_digit(b))
-            {
-                let z = &l[i + 2..i + 6];
-                let v = ((z[0] - b'0') as i64 * 10 + (z[1] - b'0') as i64) * 60 + (z[2] - b'0') as i64 * 10 + (z[3] - b'0') as i64;
-                off = if l[i + 1] == b'-' { -v } else { v };
-                i += 6;
-            }
-            if l.len() >= i + 4 && l[i] == b' ' && l[i + 1] == b'[' {
-                let n = run(&l[i + 2..], is_digit);
-                if n > 0 && l.get(i + 2 + n) == Some(&b']') {
-                    row.i(C::pid, to_i32(&l[i + 2..i + 2 + n]));
-                    i += 3 + n;
-                }
-            }
-            if l.get(i) == Some(&b' ') {
-                i += 1;
-            }
-            message = Some(&l[i..]);
-            if crate::other::dovecot_shaped(&l[i..]) {
+            message = Some(&line[i..]);
+            if crate::other::dovecot_shaped(&line[i..]) {
                 program = Some(b"dovecot"); // Dovecot's own log_path with an ISO stamp
             }
-            row.i(C::ts, iso_to_us(st).map(|t| t - off * 60 * US));
+            row.i(C::ts, ts);
         }
         Fmt::Tai64n => {
             row.s(C::ts_format, b"tai64n");
@@ -322,7 +410,7 @@ pub fn parse_line<'a>(line: &'a [u8], bad: bool, ctx: &Ctx, row: &mut Row<'a>) -
         Fam::Dovecot
     } else if fmt == Fmt::Exim || prog == b"exim" || prog == b"exim4" {
         Fam::Exim
-    } else if fmt == Fmt::Tai64n {
+    } else if fmt == Fmt::Tai64n || splogger {
         Fam::Qmail
     } else if crate::courier::is_mta(prog) {
         Fam::CourierMta

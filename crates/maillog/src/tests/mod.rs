@@ -2,6 +2,7 @@
 //! streaming parser does.
 
 mod courier;
+mod exim;
 mod qmail;
 
 use crate::cols::C;

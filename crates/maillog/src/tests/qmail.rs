@@ -96,9 +96,11 @@ fn tcpserver_lines_of_qmail_smtpd() {
 @400000006b08f1212a05f51c tcpserver: end 24119 status 0
 ";
     let c = parse(text, &mut QmailTie::default());
-    assert_eq!(col(&c, C::kind), vec![s("connect"), s("other"), s("status"), s("disconnect")]);
+    assert_eq!(col(&c, C::kind), vec![s("connect"), s("accepted"), s("status"), s("disconnect")]);
     assert_eq!(col(&c, C::program), vec![s("tcpserver"); 4]);
     assert_eq!(col(&c, C::client)[0], s("127.0.0.1"));
+    assert_eq!((col(&c, C::client_ip)[1].clone(), int(&c, C::client_port)[1]), (s("127.0.0.1"), Some(37502)));
+    assert_eq!(col(&c, C::client_host)[1], None, "tcpserver -H: no remote host name");
     assert_eq!(int(&c, C::pid), vec![Some(24119), Some(24119), None, Some(24119)]);
 }
 
@@ -135,4 +137,109 @@ fn qmail_delivery_result_tied_across_blocks_keeps_its_recipient() {
     // the first block's bytes are gone: the values live in the second's table
     assert_eq!(col(&second, C::recipient), vec![s("user500@bench.test"), None, s("user75@bench.test"), None]);
     assert_eq!(col(&second, C::mailer), vec![s("local"), None, s("local"), None]);
+}
+
+/// qmail-send and tcpserver through splogger and rsyslog (traditional format), as recorded in
+/// tests/fixtures/recorded/qmail-splogger: `qmail-start ./Maildir/ splogger qmail` and
+/// `tcpserver ... 2>&1 | splogger smtpd`.
+const SPLOGGER: &str = "\
+Nov 28 00:24:56 vm smtpd: 1795825496.099160 tcpserver: pid 55 from 127.0.0.1
+Nov 28 00:24:56 vm smtpd: 1795825496.099237 tcpserver: ok 55 mx.bench.test:127.0.0.1:25 :127.0.0.1::44820
+Nov 28 00:24:56 vm qmail: 1795825496.100770 new msg 12509410
+Nov 28 00:24:56 vm qmail: 1795825496.100805 info msg 12509410: bytes 2602 from <user4@bench.test> qp 46 uid 1001
+Nov 28 00:24:56 vm qmail: 1795825496.100961 starting delivery 4: msg 12509410 to local nouser3@bench.test
+Nov 28 00:24:56 vm qmail: 1795825496.100967 status: local 2/10 remote 1/20
+Nov 28 00:24:56 vm qmail: 1795825496.102733 delivery 4: failure: Sorry,_no_mailbox_here_by_that_name._(#5.1.1)/
+Nov 28 00:24:56 vm qmail: 1795825496.105132 bounce msg 12509410 qp 60
+Nov 28 00:24:56 vm qmail: 1795825496.105168 end msg 12509410
+Nov 28 00:24:56 vm qmail: 1795825496.105882 new msg 12509406
+Nov 28 00:24:56 vm qmail: 1795825496.105898 info msg 12509406: bytes 3130 from <> qp 60 uid 1006
+Nov 28 00:24:56 vm qmail: 1795825496.108912 starting delivery 5: msg 12509406 to local user4@bench.test
+Nov 28 00:24:56 vm smtpd: 1795825496.098994 tcpserver: end 43 status 0
+Nov 28 00:24:56 vm smtpd: 1795825496.099034 tcpserver: status: 1/40
+";
+
+#[test]
+fn splogger_lines_are_qmails_own() {
+    let c = parse(SPLOGGER, &mut QmailTie::default());
+    let kinds = col(&c, C::kind);
+    let want = [
+        "connect", "accepted", "new_msg", "arrival", "delivery_start", "status", "delivery", "bounce_notice", "removed",
+        "new_msg", "from", "delivery_start", "disconnect", "status",
+    ];
+    assert_eq!(kinds, want.iter().map(|k| s(k)).collect::<Vec<_>>());
+    let programs = col(&c, C::program);
+    assert_eq!(programs[0], s("tcpserver"));
+    assert_eq!(programs[2], s("qmail"));
+    assert_eq!(col(&c, C::host)[2], s("vm"));
+    // the failure is tied to its start: message, recipient, mailer, status and dsn
+    assert_eq!(col(&c, C::queue_id)[6], s("12509410"));
+    assert_eq!(col(&c, C::recipient)[6], s("nouser3@bench.test"));
+    assert_eq!(col(&c, C::mailer)[6], s("local"));
+    assert_eq!(col(&c, C::status)[6], s("bounced"));
+    assert_eq!(col(&c, C::dsn)[6], s("5.1.1"));
+    assert_eq!(col(&c, C::counts_as)[6], s("bounced"));
+    assert_eq!(col(&c, C::counts_as)[3], s("received"));
+    assert_eq!(col(&c, C::counts_as)[10], None, "the bounce qmail-send injected is not received mail");
+    assert_eq!(col(&c, C::client)[0], s("127.0.0.1"));
+    assert_eq!(int(&c, C::pid)[0], Some(55));
+}
+
+#[test]
+fn splogger_stamp_is_the_time() {
+    // 1795825496.100770: 2026-11-28 00:24:56.100770 UTC, finer than the syslog stamp's second
+    let c = parse(SPLOGGER, &mut QmailTie::default());
+    let want = days_from_civil(2026, 11, 28) * DAY_US + (24 * 60 + 56) * US + 100_770;
+    assert_eq!(int(&c, C::ts)[2], Some(want));
+    assert_eq!(col(&c, C::ts_format)[2], s("splogger"));
+    // in the RFC 3339 file format too, whatever the syslog stamp's zone
+    let rfc = "2026-11-28T01:24:56.100800+01:00 vm qmail: 1795825496.100770 new msg 12509410\n";
+    let c = parse(rfc, &mut QmailTie::default());
+    assert_eq!(int(&c, C::ts)[0], Some(want));
+    assert_eq!(col(&c, C::kind)[0], s("new_msg"));
+}
+
+#[test]
+fn splogger_fold_is_noise_and_the_line_before_it_is_parsed() {
+    // splogger folds a line past 800 bytes: the rest comes with the same stamp and `+`
+    let long = "x".repeat(760);
+    let text = format!(
+        "Nov 28 00:24:56 vm qmail: 1795825496.100961 starting delivery 4: msg 12509410 to local nouser3@bench.test\n\
+         Nov 28 00:24:56 vm qmail: 1795825496.102733 delivery 4: failure: {long}\n\
+         Nov 28 00:24:56 vm qmail: 1795825496.102733+xxxx_(#5.1.1)/\n\
+         Nov 28 00:24:56 vm qmail: 1795825496.105168 end msg 12509410\n"
+    );
+    let c = parse(&text, &mut QmailTie::default());
+    assert_eq!(col(&c, C::kind), vec![s("delivery_start"), s("delivery"), s("__noise"), s("removed")]);
+    assert_eq!(col(&c, C::detail)[2], s("splogger_fold"));
+    assert_eq!(col(&c, C::queue_id)[1], s("12509410"));
+    assert_eq!(col(&c, C::status)[1], s("bounced"));
+}
+
+#[test]
+fn a_pid_or_a_short_number_is_no_splogger_stamp() {
+    // splogger opens syslog without LOG_PID; other programs' numbers are not its stamp
+    let text = "\
+Nov 28 00:24:56 vm smtpd[812]: 1795825496.100770 session started
+Nov 28 00:24:56 vm CRON[43]: 12.345678 (root) CMD (true)
+Nov 28 00:24:56 vm myprog: 12.345678 something
+";
+    let c = parse(text, &mut QmailTie::default());
+    assert!(col(&c, C::ts_format).iter().all(|f| f.as_deref() == Some("syslog")));
+    assert_eq!(col(&c, C::program)[2], s("myprog"));
+}
+
+#[test]
+fn tcpserver_ok_names_the_remote_end() {
+    // with a remote host name and TCP info (tcpserver without -H and -R), and ucspi-tcp6's
+    // IPv6 address
+    let text = "\
+@400000006b08f121260b383c tcpserver: ok 24119 mx.bench.test:127.0.0.1:25 client.test:127.0.0.1:joe:37502
+@400000006b08f121260b383c tcpserver: ok 24120 mx.bench.test:::1:25 :::1::37503
+";
+    let c = parse(text, &mut QmailTie::default());
+    assert_eq!(col(&c, C::client_host), vec![s("client.test"), None]);
+    assert_eq!(col(&c, C::client_ip), vec![s("127.0.0.1"), s("::1")]);
+    assert_eq!(int(&c, C::client_port), vec![Some(37502), Some(37503)]);
+    assert_eq!(int(&c, C::pid), vec![Some(24119), Some(24120)]);
 }
