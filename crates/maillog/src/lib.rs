@@ -89,7 +89,7 @@ pub fn parse_chunk(data: &[u8], ctx: &Ctx, tie: &mut QmailTie) -> Parsed {
     // one check for the whole chunk (the usual case) instead of one per line: a chunk that
     // is valid UTF-8 without NUL has only such lines ('\n' and '\r' are ASCII)
     let clean = memchr::memchr(0, data).is_none() && std::str::from_utf8(data).is_ok();
-    let mut aborts = other::SendmailAborts::default();
+    let mut across = other::AcrossLines::default();
     while start < data.len() {
         let end = memchr::memchr(b'\n', &data[start..]).map_or(data.len(), |i| start + i);
         let mut line = &data[start..end];
@@ -127,7 +127,7 @@ pub fn parse_chunk(data: &[u8], ctx: &Ctx, tie: &mut QmailTie) -> Parsed {
         let m;
         if clean {
             months.push(parse_line(line, false, ctx, &mut row));
-            aborts.see(&mut row);
+            across.see(&mut row);
             if is_skipped(&row) {
                 skip.push(table.len as u32);
             } else if is_unknown(&row) {
@@ -143,7 +143,7 @@ pub fn parse_chunk(data: &[u8], ctx: &Ctx, tie: &mut QmailTie) -> Parsed {
         match std::str::from_utf8(line) {
             Ok(_) if memchr::memchr(0, line).is_none() => {
                 m = parse_line(line, false, ctx, &mut row);
-                aborts.see(&mut row);
+                across.see(&mut row);
                 if is_skipped(&row) {
                     skip.push(table.len as u32);
                 } else if is_unknown(&row) {
@@ -160,7 +160,7 @@ pub fn parse_chunk(data: &[u8], ctx: &Ctx, tie: &mut QmailTie) -> Parsed {
                 let mut row2 = Row::new();
                 row2.i(C::line_no, Some(line_no));
                 m = parse_line(fixed.as_bytes(), false, ctx, &mut row2);
-                aborts.see(&mut row2);
+                across.see(&mut row2);
                 if is_skipped(&row2) {
                     skip.push(table.len as u32);
                 } else if is_unknown(&row2) {
@@ -293,9 +293,11 @@ pub fn parse_block(data: Arc<Vec<u8>>, ctx: &Ctx, years: &mut Years, first_line_
     parse_block_tied(data, ctx, years, &mut QmailTie::default(), first_line_no, threads)
 }
 
-/// As parse_block, with the qmail state carried from the stream's earlier blocks. A block
-/// of multilog lines (`@4000...`) is parsed in order, one piece after the other: a delivery's
-/// end is tied to its start by the lines before it.
+/// As parse_block, with the qmail state carried from the stream's earlier blocks. qmail's
+/// lines are parsed in order, one piece after the other: a delivery's end is tied to its start
+/// by the lines before it. So a block of multilog lines (`@4000...`), and every block after
+/// one that held a qmail line, is parsed in order; a block parsed in parallel pieces that
+/// turns out to hold qmail lines (through syslog, among other programs') is parsed again so.
 pub fn parse_block_tied(
     data: Arc<Vec<u8>>,
     ctx: &Ctx,
@@ -304,21 +306,33 @@ pub fn parse_block_tied(
     first_line_no: i64,
     threads: usize,
 ) -> Vec<Chunk> {
-    let in_order = data.first() == Some(&b'@');
+    let in_order = data.first() == Some(&b'@') || tie.seen;
     let n = if data.len() < (1 << 20) || threads <= 1 || in_order { 1 } else { threads };
     let n = n.max(data.len().div_ceil(MAX_PIECE));
     let pieces = if n == 1 { vec![(0, data.len())] } else { split(&data, n) };
+    let in_turn = |tie: &mut QmailTie| pieces.iter().map(|&(a, b)| parse_chunk(&data[a..b], ctx, tie)).collect();
     let parsed: Vec<Parsed> = if pieces.len() == 1 || in_order {
-        pieces.iter().map(|&(a, b)| parse_chunk(&data[a..b], ctx, tie)).collect()
+        in_turn(tie)
     } else {
-        std::thread::scope(|s| {
+        let (parsed, qmail): (Vec<Parsed>, Vec<bool>) = std::thread::scope(|s| {
             let d = &data;
             let hs: Vec<_> = pieces
                 .iter()
-                .map(|&(a, b)| s.spawn(move || parse_chunk(&d[a..b], ctx, &mut QmailTie::default())))
+                .map(|&(a, b)| {
+                    s.spawn(move || {
+                        let mut t = QmailTie::default();
+                        (parse_chunk(&d[a..b], ctx, &mut t), t.seen)
+                    })
+                })
                 .collect();
-            hs.into_iter().map(|h| h.join().expect("parser thread panicked")).collect()
-        })
+            hs.into_iter().map(|h| h.join().expect("parser thread panicked")).unzip()
+        });
+        if qmail.contains(&true) {
+            drop(parsed);
+            in_turn(tie)
+        } else {
+            parsed
+        }
     };
     let mut chunks: Vec<Chunk> = parsed
         .into_iter()

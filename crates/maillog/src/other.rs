@@ -392,13 +392,13 @@ fn sm_client<'a>(row: &mut Row<'a>, r: &'a [u8]) {
 /// two identical lines of one pid. The second, the next line of that pid with the same text,
 /// is noise `exim_syslog_duplicate`; a pair split by a chunk boundary counts twice (rare).
 #[derive(Default)]
-pub struct SendmailAborts {
+pub struct AcrossLines {
     ids: Vec<Vec<u8>>,
     /// per Exim pid, the text of its last line if that was a reject
     exim_rejects: HashMap<i64, Vec<u8>>,
 }
 
-impl SendmailAborts {
+impl AcrossLines {
     pub fn see(&mut self, row: &mut Row) {
         if matches!(row.get_s(C::program), Some(b"exim" | b"exim4")) {
             return self.exim_duplicate(row);
@@ -425,7 +425,7 @@ impl SendmailAborts {
     }
 }
 
-impl SendmailAborts {
+impl AcrossLines {
     fn exim_duplicate(&mut self, row: &mut Row) {
         // through syslog only (a host, the tag's pid): Exim's own mainlog writes each line once
         let (Some(pid), Some(_), Some(text)) = (row.get_i(C::pid), row.get_s(C::host), row.get_s(C::message)) else {
@@ -1241,6 +1241,8 @@ fn dovecot_notice<'a>(row: &mut Row<'a>, m: &'a [u8]) {
 pub struct QmailTie {
     deliveries: HashMap<u64, Started>,
     bounce_qps: HashSet<u64>,
+    /// a qmail row was seen: the stream's lines tie across lines, so they are parsed in order
+    pub seen: bool,
 }
 
 /// A delivery under way, as its `starting delivery D` line named it: the message number
@@ -1270,6 +1272,7 @@ impl QmailTie {
         if row.get_s(C::program) != Some(b"qmail".as_slice()) {
             return None;
         }
+        self.seen = true;
         let kind = row.get_s(C::kind)?;
         let message = row.get_s(C::message).unwrap_or(b"");
         match kind {
@@ -1879,12 +1882,12 @@ mod tests {
             sm("6AR31G6J000054: from=<user30@bench.test>, size=2360, class=0, nrcpts=1, msgid=<6B08F27C.551.002.user30@bench.test>, proto=ESMTP, daemon=MTA-v4, relay=localhost [127.0.0.1]"),
             sm("6AR31xob002481: from=<user61@bench.test>, size=329, class=0, nrcpts=1, proto=ESMTP, daemon=MTA-v4, relay=localhost [127.0.0.1]"),
         ];
-        let mut aborts = super::SendmailAborts::default();
+        let mut across = super::AcrossLines::default();
         let kinds: Vec<String> = lines
             .iter()
             .map(|l| {
                 let mut r = parsed(l);
-                aborts.see(&mut r);
+                across.see(&mut r);
                 s(&r, C::kind).unwrap().to_string()
             })
             .collect();

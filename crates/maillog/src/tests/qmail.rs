@@ -243,3 +243,33 @@ fn tcpserver_ok_names_the_remote_end() {
     assert_eq!(int(&c, C::client_port), vec![Some(37502), Some(37503)]);
     assert_eq!(int(&c, C::pid), vec![Some(24119), Some(24120)]);
 }
+
+#[test]
+fn splogger_deliveries_stay_tied_in_a_block_parsed_on_many_threads() {
+    // a block over 1 MiB is parsed in parallel pieces: one holding qmail's lines is parsed again
+    // in order (a piece would not know the deliveries its start lines opened), and so is every
+    // block after it
+    let mut text = String::new();
+    for i in 0..12_000u64 {
+        let (d, n) = (i % 20, 12_500_000 + i);
+        text += &format!("Nov 28 00:24:56 vm qmail: 1795825496.{:06} starting delivery {d}: msg {n} to local u{i}@bench.test\n", i % 1_000_000);
+        text += "Nov 28 00:24:56 vm postfix/smtpd[12]: connect from localhost[127.0.0.1]\n";
+        text += &format!("Nov 28 00:24:57 vm qmail: 1795825497.{:06} delivery {d}: success: did_1+0+0/\n", i % 1_000_000);
+    }
+    assert!(text.len() > 2 << 20);
+    let ctx = crate::parse::Ctx::new(2026, 0);
+    let mut tie = QmailTie::default();
+    let mut years = crate::Years::default();
+    let data = std::sync::Arc::new(text.clone().into_bytes());
+    let chunks = crate::parse_block_tied(data, &ctx, &mut years, &mut tie, 1, 4);
+    assert!(tie.seen);
+    let (kinds, queue_ids) = (col(&chunks, C::kind), col(&chunks, C::queue_id));
+    let results: Vec<_> = kinds.iter().zip(&queue_ids).filter(|(k, _)| k.as_deref() == Some("delivery")).collect();
+    assert_eq!(results.len(), 12_000);
+    assert!(results.iter().all(|(_, q)| q.is_some()), "every result tied to its start");
+    // the next block, small or large, is parsed in order with the state carried
+    let more = std::sync::Arc::new(text.into_bytes());
+    let chunks = crate::parse_block_tied(more, &ctx, &mut years, &mut tie, 36_001, 4);
+    assert_eq!(chunks.len(), 1);
+    assert!(col(&chunks, C::queue_id).iter().zip(col(&chunks, C::kind)).all(|(q, k)| k.as_deref() != Some("delivery") || q.is_some()));
+}
