@@ -118,13 +118,21 @@ fn esmtpd<'a>(row: &mut Row<'a>, m: &'a [u8]) {
             row.s(C::kind, b"reject");
             row.s(C::reject_action, b"reject");
             row.s(C::reject_stage, if to.is_some() { b"RCPT" } else { b"MAIL" });
-            row.so(C::sender, angle(from));
-            row.so(C::recipient, angle(to));
+            // `from=<>`: the null sender (a bounce), as Exim's `<= <>`
+            row.so(C::sender, from.map(|f| angle(Some(f)).unwrap_or_default()));
+            row.so(C::recipient, to.map(|t| angle(Some(t)).unwrap_or_default()));
             row.i(C::smtp_code, smtp);
             row.so(C::reason, reply.map(|r| &r[4.min(r.len())..]).and_then(nonempty));
         } else {
             row.s(C::kind, b"error");
-            row.so(C::reason, field(m, b"msg=").and_then(nonempty));
+            let msg = field(m, b"msg=");
+            row.so(C::reason, msg.and_then(nonempty));
+            // `msg="535 Authentication failed."`: the reply the session error got
+            row.i(
+                C::smtp_code,
+                msg.map(|x| x.strip_prefix(b"\"").unwrap_or(x))
+                    .and_then(code),
+            );
         }
         return;
     }

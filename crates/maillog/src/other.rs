@@ -344,6 +344,28 @@ pub fn sendmail<'a>(row: &mut Row<'a>, b: &'a [u8]) {
         // a client that connected and left without a transaction
         row.s(C::kind, b"idle_connection");
         sm_client(row, b);
+    } else if let Some(p) = find(b, b": possible SMTP attack: ") {
+        // `host [ip] (may be forged): possible SMTP attack: command=AUTH, count=5`: a client
+        // repeating a command past its limit
+        row.s(C::kind, b"warning");
+        row.s(C::severity, b"warning");
+        row.s(C::detail, &b[p + 2..]);
+        let c = &b[..p];
+        let c = c.strip_suffix(b" (may be forged)").unwrap_or(c);
+        row.s(C::client, c);
+        split_host(row, c, C::client_host, C::client_ip, C::client_port);
+    } else if b.starts_with(b"AUTH failure (") {
+        // `AUTH failure (LOGIN): authentication failure (-13) SASL(-13): ..., user=u,
+        // relay=host [ip] (may be forged)`: the client's AUTH refused. The user name is the
+        // client's and may hold `, relay=`: sendmail's own field is the last one
+        row.s(C::kind, b"sasl_failed");
+        if let Some(p) = memchr::memmem::rfind(b, b"relay=") {
+            let c = &b[p + 6..];
+            let c = c.strip_suffix(b" (may be forged)").unwrap_or(c);
+            row.s(C::client, c);
+            split_host(row, c, C::client_host, C::client_ip, C::client_port);
+        }
+        row.s(C::reason, b);
     } else if b.starts_with(b"SYSERR") {
         row.s(C::kind, b"error");
         row.s(C::severity, b"error");
@@ -603,8 +625,11 @@ pub fn exim<'a>(row: &mut Row<'a>, m: &'a [u8]) {
             row.so(C::proto, token_after(fields, b" P="));
             row.so(C::related_queue_id, token_after(fields, b" R="));
         }
-        b"=>" | b"->" | b"*>" | b"**" | b"==" => {
+        // `>>`: a cutthrough delivery, logged before the message's arrival line
+        b"=>" | b"->" | b"*>" | b">>" | b"**" | b"==" => {
             row.s(C::kind, b"delivery");
+            // ` F=<sender>`: the `sender_on_delivery` selector
+            row.so(C::sender, exim_sender(rest));
             let to = upto(rest, b' ');
             // a failure no router took (`** user@nowhere.invalid: Unrouteable address`): the
             // error follows the address at once
@@ -633,7 +658,13 @@ pub fn exim<'a>(row: &mut Row<'a>, m: &'a [u8]) {
                     }
                 }
             }
-            let relay = exim_host(rest, false);
+            // with no `H=`, a failure's text may name the host that answered: `...: SMTP error
+            // from remote mail server after MAIL FROM:<a>: host h [ip]: 421 ...`
+            let relay = exim_host(rest, false).or_else(|| {
+                each_after(rest, b": host ", |r| {
+                    exim_host_at(r, false).filter(|h| h.ends_with(b"]"))
+                })
+            });
             row.so(C::relay, relay);
             if let Some(r) = relay {
                 split_host(row, r, C::relay_host, C::relay_ip, C::relay_port);
@@ -667,8 +698,27 @@ pub fn exim<'a>(row: &mut Row<'a>, m: &'a [u8]) {
         b"Completed" => row.s(C::kind, b"removed"),
         _ if !id.is_empty() && flag.starts_with(b"<") && exim_transport_output(row, flag, rest) => {}
         _ if !id.is_empty() && flag.starts_with(b"H=") && exim_host_error(row, &m[id.len() + 1..]) => {}
+        _ if !id.is_empty() && find(rest, b"authenticator failed H=").is_some() => {
+            // `<id> <name> authenticator failed H=host [ip] 535 ...`: a remote host refused
+            // Exim's own AUTH while delivering (no `for`: the host is the relay, not a client)
+            row.s(C::kind, b"warning");
+            row.s(C::severity, b"warning");
+            row.s(C::detail, &m[id.len() + 1..]);
+            let r = &rest[find(rest, b"authenticator failed H=").unwrap_or(0) + 23..];
+            if let Some(h) = exim_host_at(r, false) {
+                row.s(C::relay, h);
+                split_host(row, h, C::relay_host, C::relay_ip, C::relay_port);
+                row.so(
+                    C::reason,
+                    r[h.len()..].strip_prefix(b" ").and_then(nonempty),
+                );
+            }
+        }
         _ => {
-            if exim_session(row, m) {
+            // a session's line may name the message it was in (`<id> SMTP connection from ...
+            // closed by DROP in ACL`, `<id> SMTP data timeout ...`)
+            let body = if id.is_empty() { m } else { &m[id.len() + 1..] };
+            if exim_session(row, body) {
                 // a connection's or a session's own line (log selectors `smtp_connection`,
                 // `smtp_no_mail`, `smtp_syntax_error`, `smtp_protocol_error`)
             } else if let Some(r) = m.strip_prefix(b"cwd=") {
@@ -688,7 +738,11 @@ pub fn exim<'a>(row: &mut Row<'a>, m: &'a [u8]) {
                     row.s(C::client_ip, h);
                 }
                 row.so(C::reason, find(r, b"refused: ").map(|p| &r[p + 9..]).and_then(nonempty));
-            } else if exim_rejected(m) {
+            } else if exim_rejected(m)
+                || (m.starts_with(b"H=") && find(m, b" dropped by '").is_some())
+            {
+                // `H=<client> dropped by 'connect' ACL: why`: an ACL's `drop`, a refusal that
+                // also ends the session
                 row.s(C::kind, b"reject");
                 row.s(C::reject_action, b"reject");
                 row.so(
@@ -706,12 +760,19 @@ pub fn exim<'a>(row: &mut Row<'a>, m: &'a [u8]) {
                         }
                     }),
                 );
-                let c = exim_host(m, true);
+                // `rejected MAIL from [ip]: no HELO/EHLO given`: the client after `from`
+                let c = exim_host(m, true).or_else(|| {
+                    m.strip_prefix(b"rejected ")
+                        .and_then(|r| find(r, b" from ").map(|p| &r[p + 6..]))
+                        .filter(|r| r.starts_with(b"["))
+                        .and_then(|r| exim_host_at(r, true))
+                        .map(|h| h.strip_suffix(b":").unwrap_or(h))
+                });
                 row.so(C::client, c);
                 if let Some(c) = c {
                     exim_client(row, c);
                 }
-                row.so(C::sender, angle_after(m, b" F=<").and_then(nonempty));
+                row.so(C::sender, exim_sender(m));
                 row.so(
                     C::recipient,
                     each_after(m, b" rejected RCPT ", |r| {
@@ -759,7 +820,10 @@ pub fn exim<'a>(row: &mut Row<'a>, m: &'a [u8]) {
 /// host; a reject after DATA (`H=... F=<s> rejected after DATA: ...`) is no such line.
 fn exim_host_error<'a>(row: &mut Row<'a>, t: &'a [u8]) -> bool {
     let Some(host) = exim_host(t, false).filter(|h| t[2..].starts_with(h)) else { return false };
-    let Some(error) = t.get(2 + host.len()..).and_then(|r| r.strip_prefix(b" ")).and_then(nonempty) else {
+    // the error follows the host after a space, or after `: ` when it is the remote's
+    // (`H=host [ip]:port: SMTP error from remote mail server after ...`)
+    let after = t.get(2 + host.len()..).map(|r| r.strip_prefix(b":").unwrap_or(r));
+    let Some(error) = after.and_then(|r| r.strip_prefix(b" ")).and_then(nonempty) else {
         return false;
     };
     if !host.contains(&b'[') || error.starts_with(b"F=") || exim_rejected(t) {
@@ -843,12 +907,21 @@ fn exim_session<'a>(row: &mut Row<'a>, m: &'a [u8]) -> bool {
         }
         Some(t.strip_prefix(b" ").unwrap_or(t))
     }
-    if let Some(r) = m.strip_prefix(b"SMTP connection from ") {
-        let kind: &[u8] = if r.ends_with(b" closed by QUIT") {
+    // `SMTP connection Ci=<id> from`: the `connection_id` selector of 4.97+
+    let conn = m
+        .strip_prefix(b"SMTP connection ")
+        .and_then(|r| match r.strip_prefix(b"Ci=") {
+            Some(x) => x[run(x, |b| !is_space(b))..].strip_prefix(b" from "),
+            None => r.strip_prefix(b"from "),
+        });
+    if let Some(r) = conn {
+        let kind: &[u8] = if r.ends_with(b" closed by QUIT")
+            || find(r, b" closed by DROP in ACL").is_some()
+        {
             b"disconnect"
         } else if find(r, b" (TCP/IP connection count = ").is_some() {
             b"connect"
-        } else if r.ends_with(b" lost") || r.ends_with(b" lost while reading message data") {
+        } else if r.ends_with(b" lost") || find(r, b" lost while reading message data").is_some() {
             b"lost_connection"
         } else {
             return false;
@@ -858,6 +931,103 @@ fn exim_session<'a>(row: &mut Row<'a>, m: &'a [u8]) -> bool {
         if kind == b"lost_connection" {
             row.so(C::detail, t.and_then(nonempty));
         }
+        return true;
+    }
+    // the client's session ended by Exim, by a timeout or by the client
+    for (lead, kind) in [
+        (b"SMTP call from ".as_slice(), b"protocol_error".as_slice()), // `dropped: too many ...`
+        (b"SMTP command timeout on connection from ", b"timeout"),
+        (
+            b"SMTP data timeout (message abandoned) on connection from ",
+            b"timeout",
+        ),
+        (
+            b"unexpected disconnection while reading SMTP command from ",
+            b"lost_connection",
+        ),
+        (b"TLS error on connection from ", b"warning"),
+    ] {
+        let Some(r) = m.strip_prefix(lead) else {
+            continue;
+        };
+        row.s(C::kind, kind);
+        if kind == b"warning" {
+            row.s(C::severity, b"warning");
+        }
+        let t = client_then(row, r);
+        row.so(
+            C::reason,
+            t.map(|t| t.strip_prefix(b": ").unwrap_or(t))
+                .and_then(nonempty),
+        );
+        row.so(C::sender, exim_sender(m));
+        return true;
+    }
+    // `<name> authenticator failed for <client>: 535 Incorrect authentication data (set_id=u)`:
+    // the client's AUTH refused, as Postfix's `SASL ... authentication failed`
+    if let Some(p) = find(m, b" authenticator failed for ") {
+        let r = &m[p + 26..];
+        row.s(C::kind, b"sasl_failed");
+        let t = client_then(row, r.strip_prefix(b"H=").unwrap_or(r));
+        if let Some(t) = t.map(|t| t.strip_prefix(b": ").unwrap_or(t)) {
+            row.so(C::reason, nonempty(t));
+            if code3(t) {
+                row.i(C::smtp_code, to_i32(&t[..3]));
+            }
+        }
+        return true;
+    }
+    // `H=<client> sender verify fail for <a>: why` (the sender's callout or routing failed,
+    // the RCPT reject follows); `no IP address found for host h (during SMTP connection from
+    // <client>)`, `no host name found for IP address ip` (host_lookup): warnings on a session
+    if let Some(p) = find(m, b" sender verify fail for <").filter(|_| m.starts_with(b"H=")) {
+        row.s(C::kind, b"warning");
+        row.s(C::severity, b"warning");
+        client_then(row, &m[2..p + 1]);
+        row.so(C::sender, angle_after(&m[p..], b" for <"));
+        row.so(
+            C::reason,
+            find(&m[p..], b">: ")
+                .map(|q| &m[p + q + 3..])
+                .and_then(nonempty),
+        );
+        return true;
+    }
+    if let Some(r) = m
+        .strip_prefix(b"no IP address found for host ")
+        .or_else(|| m.strip_prefix(b"no host name found for IP address "))
+    {
+        row.s(C::kind, b"warning");
+        row.s(C::severity, b"warning");
+        row.s(C::detail, m);
+        const DURING: &[u8] = b" (during SMTP connection from ";
+        match find(r, DURING) {
+            Some(p) => {
+                client_then(row, &r[p + DURING.len()..]);
+            }
+            None => row.so(
+                C::client_ip,
+                nonempty(r.trim_ascii_end()).filter(|ip| {
+                    ip.iter()
+                        .all(|&c| c.is_ascii_hexdigit() || c == b'.' || c == b':')
+                }),
+            ),
+        }
+        return true;
+    }
+    // `SMTP protocol synchronization error (<why>): rejected "<cmd>" H=<client> next input="..."`
+    // or `...: rejected connection from H=<client> input="..."`: the client spoke too early
+    if let Some(r) = m.strip_prefix(b"SMTP protocol synchronization error (") {
+        let at = memchr::memmem::rfind(r, b"\" H=")
+            .map(|q| q + 4)
+            .or_else(|| find(r, b" from H=").map(|q| q + 8));
+        let Some(at) = at else { return false };
+        row.s(C::kind, b"protocol_error");
+        row.so(
+            C::reason,
+            find_byte(r, b')').map(|e| &r[..e]).and_then(nonempty),
+        );
+        client_then(row, &r[at..]);
         return true;
     }
     if let Some(r) = m.strip_prefix(b"no MAIL in SMTP connection from ") {
@@ -946,14 +1116,41 @@ fn exim_acl_reject_code(m: &[u8]) -> Option<i64> {
     .map(|_| 550)
 }
 
-/// ` rejected (?:RCPT|MAIL|EHLO|HELO|VRFY|after DATA|connection)`
+/// `(?:^| )rejected (?:RCPT|MAIL|EHLO|HELO|VRFY|EXPN|ETRN|DATA|after DATA|connection|during MIME
+/// ACL checks|by local_scan\(\)|from <)`: a session's line opens with `rejected` when it names
+/// no client fields before (`rejected MAIL FROM:<a> U=...: message too big`, `rejected MAIL from
+/// [ip]: no HELO/EHLO given`, `rejected from <s> H=...: ...` after the data came in chunks)
 fn exim_rejected(m: &[u8]) -> bool {
-    memchr::memmem::find_iter(m, b" rejected ").any(|i| {
-        let r = &m[i + 10..];
-        [b"RCPT".as_slice(), b"MAIL", b"EHLO", b"HELO", b"VRFY", b"after DATA", b"connection"]
-            .iter()
-            .any(|w| r.starts_with(w))
-    })
+    let what = |r: &[u8]| {
+        [
+            b"RCPT".as_slice(),
+            b"MAIL",
+            b"EHLO",
+            b"HELO",
+            b"VRFY",
+            b"EXPN",
+            b"ETRN",
+            b"DATA",
+            b"after DATA",
+            b"connection",
+            b"during MIME ACL checks",
+            b"by local_scan()",
+            b"from <",
+        ]
+        .iter()
+        .any(|w| r.starts_with(w))
+    };
+    m.strip_prefix(b"rejected ").is_some_and(what) || memchr::memmem::find_iter(m, b" rejected ").any(|i| what(&m[i + 10..]))
+}
+
+/// ` F=<sender>` or, as older releases wrote it, ` F=sender` (also opening the line)
+fn exim_sender(m: &[u8]) -> Option<&[u8]> {
+    let at = if m.starts_with(b"F=") { Some(2) } else { find(m, b" F=").map(|p| p + 3) }?;
+    let r = &m[at..];
+    match r.strip_prefix(b"<") {
+        Some(x) => find_byte(x, b'>').map(|e| &x[..e]),
+        None => Some(&r[..run(r, |c| !is_space(c))]).filter(|a| !a.is_empty()),
+    }
 }
 
 /// ` rejected (?:after DATA|\S+)[^:]*: (.*)$`
@@ -1020,6 +1217,28 @@ fn tcpserver<'a>(row: &mut Row<'a>, r: &'a [u8]) {
 pub fn qmail<'a>(row: &mut Row<'a>, m: &'a [u8]) {
     if let Some(r) = m.strip_prefix(b"tcpserver: ") {
         return tcpserver(row, r);
+    }
+    // rblsmtpd (ucspi-tcp) refusing a listed client before qmail-smtpd runs: `rblsmtpd: <ip>
+    // pid <pid> <list>: 451 <text>`; a qmail-smtpd patched to refuse one itself logs `qmail-smtpd:
+    // 421 <text>: ip <ip> ...`
+    let refusal = m.strip_prefix(b"rblsmtpd: ").and_then(|r| {
+        let ip = &r[..run(r, |c| !is_space(c))];
+        let p = find(r, b": ")?;
+        r[ip.len()..]
+            .starts_with(b" pid ")
+            .then_some((Some(ip), &r[p + 2..]))
+    });
+    let refusal = refusal.or_else(|| {
+        let r = m.strip_prefix(b"qmail-smtpd: ").filter(|r| code3(r))?;
+        Some((token_after(r, b": ip "), r))
+    });
+    if let Some((ip, reply)) = refusal {
+        row.s(C::kind, b"reject");
+        row.s(C::reject_action, b"reject");
+        row.so(C::client_ip, ip.and_then(nonempty));
+        row.i(C::smtp_code, to_i32(&reply[..3]));
+        row.so(C::reason, nonempty(&reply[4.min(reply.len())..]));
+        return;
     }
     row.so(C::queue_id, digits_after(m, b"msg "));
     let kind: &[u8] = if m.starts_with(b"new msg ") {
@@ -2083,10 +2302,10 @@ mod tests {
         let l3 = format!("{p}H=(localhost) [127.0.0.1]:50844 I=[127.0.0.1]:25 incomplete transaction (QUIT) from <user44@bench.test>");
         let r = parsed(&l3);
         assert_eq!((s(&r, C::sender), s(&r, C::reason)), (Some("user44@bench.test"), Some("QUIT")));
-        // a closing line of another wording is not taken for one
+        // an ACL's `drop` closes the session too
         let l4 = format!("{p}SMTP connection from [127.0.0.1]:1 I=[127.0.0.1]:25 closed by DROP in ACL");
         let r = parsed(&l4);
-        assert_eq!(s(&r, C::kind), Some("other"));
+        assert_eq!(s(&r, C::kind), Some("disconnect"));
         // the `arguments` selector: each process's command line
         let r = parsed("2026-11-27 21:18:01.900 [34] cwd=/var/spool/exim4 3 args: /usr/sbin/exim4 -Mc 1xX3KT-00000W-2f");
         assert_eq!(s(&r, C::kind), Some("invocation"));

@@ -221,3 +221,78 @@ fn sendmail_refusals() {
     assert_eq!(s(&r, C::kind), Some("idle_connection"));
     assert_eq!(s(&r, C::client_ip), Some("2001:DB8::1"));
 }
+
+#[test]
+fn exim_cutthrough_delivery_and_sender_on_delivery() {
+    let r = parsed("2024-01-02 10:00:00 1rAbCd-000000005vi-0000 >> dest@example.com F=<a@example.org> R=all T=smtp H=mx.example.com [192.0.2.1] C=\"250 2.0.0 OK\"");
+    assert_eq!(s(&r, C::kind), Some("delivery"));
+    assert_eq!(s(&r, C::status), Some("sent"));
+    assert_eq!(s(&r, C::sender), Some("a@example.org"));
+    assert_eq!(s(&r, C::relay_ip), Some("192.0.2.1"));
+    assert_eq!(i(&r, C::smtp_code), Some(250));
+}
+
+#[test]
+fn exim_reject_lines_without_leading_client_fields() {
+    let r = parsed("2024-01-02 10:00:00 rejected MAIL from [192.0.2.7]: no HELO/EHLO given");
+    assert_eq!(s(&r, C::kind), Some("reject"));
+    assert_eq!(s(&r, C::client_ip), Some("192.0.2.7"));
+    let r = parsed("2024-01-02 10:00:00 [2249] H=(h) [192.0.2.8]:52391 F=s@example.com rejected RCPT r@example.net: listed");
+    assert_eq!(s(&r, C::sender), Some("s@example.com"));
+    assert_eq!(s(&r, C::recipient), Some("r@example.net"));
+    let r = parsed("2024-01-02 10:00:00 H=[192.0.2.9]:62839 dropped by 'connect' ACL: banned");
+    assert_eq!(s(&r, C::kind), Some("reject"));
+    assert_eq!(i(&r, C::client_port), Some(62839));
+}
+
+#[test]
+fn exim_session_lines_name_their_client() {
+    for (line, kind, ip) in [
+        ("SMTP call from h.example [192.0.2.1]:3767 I=[10.0.0.1]:25 dropped: too many nonmail commands", "protocol_error", "192.0.2.1"),
+        ("SMTP connection Ci=1234 from (t) [192.0.2.2] lost while reading message data", "lost_connection", "192.0.2.2"),
+        ("1ahr79-0006jK-G9 SMTP connection from (v) [192.0.2.3]:44884 I=[10.0.0.1]:25 closed by DROP in ACL", "disconnect", "192.0.2.3"),
+        ("SMTP command timeout on connection from [192.0.2.4]", "timeout", "192.0.2.4"),
+        ("plain authenticator failed for H=(x) [192.0.2.5]: 535 Incorrect authentication data", "sasl_failed", "192.0.2.5"),
+        ("H=h.example [192.0.2.6] sender verify fail for <a@example.com>: Unrouteable address", "warning", "192.0.2.6"),
+        ("no IP address found for host h.example (during SMTP connection from [192.0.2.7]:49390 I=[10.0.0.1]:25)", "warning", "192.0.2.7"),
+        ("SMTP protocol synchronization error (input sent too soon): rejected \"RSET\" H=h [192.0.2.8]:58302 next input=\"QUIT\"", "protocol_error", "192.0.2.8"),
+    ] {
+        let text = format!("2024-01-02 10:00:00 {line}");
+        let r = parsed(&text);
+        assert_eq!(s(&r, C::kind), Some(kind), "{line}");
+        assert_eq!(s(&r, C::client_ip), Some(ip), "{line}");
+    }
+}
+
+#[test]
+fn exim_one_hosts_error_after_its_port_and_colon() {
+    let r = parsed("2024-01-02 10:00:00 1rAbCd-000000005vi-0000 H=mx.example [192.0.2.1]:25: SMTP error from remote mail server after MAIL FROM:<>: 450 not now");
+    assert_eq!(s(&r, C::kind), Some("warning"));
+    assert_eq!(s(&r, C::relay_ip), Some("192.0.2.1"));
+    assert_eq!(i(&r, C::relay_port), Some(25));
+    let r = parsed("2024-01-02 10:00:00 1rAbCd-000000005vi-0000 == a@example.com R=r1 T=t1 defer (-45): SMTP error from remote mail server after MAIL FROM:<b@example.com> SIZE=1325: host mx.example [192.0.2.2]: 421 closing");
+    assert_eq!(s(&r, C::relay_ip), Some("192.0.2.2"));
+    assert_eq!(i(&r, C::smtp_code), Some(421));
+}
+
+#[test]
+fn sendmail_attack_and_auth_failure_clients() {
+    let r = parsed("Feb 24 13:00:17 k sm-mta[1499]: s1OHxxSn001499: h.example [192.0.2.1] (may be forged): possible SMTP attack: command=AUTH, count=6");
+    assert_eq!(s(&r, C::client_host), Some("h.example"));
+    assert_eq!(s(&r, C::client_ip), Some("192.0.2.1"));
+    let r = parsed("Feb 25 04:02:28 r sendmail[16665]: 06I02CNi016765: AUTH failure (LOGIN): authentication failure (-13) SASL(-13): authentication failure: checkpass failed, user=x, relay=[192.0.2.100], relay=[192.0.2.4] (may be forged)");
+    assert_eq!(s(&r, C::kind), Some("sasl_failed"));
+    assert_eq!(s(&r, C::client_ip), Some("192.0.2.4"));
+}
+
+#[test]
+fn qmail_rblsmtpd_refusal_and_courier_null_sender() {
+    let r = parsed("Sep  6 07:33:33 sd6 qmail: 1157520813.485077 rblsmtpd: 198.51.100.77 pid 19597 sbl.example: 451 listed");
+    assert_eq!(s(&r, C::kind), Some("reject"));
+    assert_eq!(s(&r, C::client_ip), Some("198.51.100.77"));
+    assert_eq!(i(&r, C::smtp_code), Some(451));
+    let r = parsed("Nov 21 23:16:17 s courieresmtpd: error,relay=::ffff:1.2.3.4,from=<>,to=<>: 550 User unknown.");
+    assert_eq!(s(&r, C::sender), Some(""));
+    let r = parsed("Jul  3 23:07:20 s courieresmtpd: error,relay=::ffff:1.2.3.4,msg=\"535 Authentication failed.\",cmd: x");
+    assert_eq!(i(&r, C::smtp_code), Some(535));
+}
