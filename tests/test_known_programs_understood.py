@@ -39,6 +39,12 @@ KNOWN_TAG = re.compile(
 EXIM_MAINLOG = re.compile(r"^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d(?:\.\d+)?(?: [-+]\d{4})?(?: \[\d+\])? \S")
 
 
+# Exim's test suite masks the ports of its test servers (`[127.0.0.1]:PORT_D`) in the logs it
+# compares (the corpus's exim-testsuite.log): no Exim writes such a line, so none is asked of
+# the parser
+HARNESS_PORT = re.compile(r"\]:PORT_[A-Z0-9]+ ")
+
+
 def _text(path: Path) -> str:
     data = path.read_bytes()
     if data[:2] == b"\x1f\x8b":
@@ -69,6 +75,7 @@ def test_no_known_program_line_is_other(path):
         f"{n}: {t}"
         for n, t in enumerate(lines, 1)
         if (KNOWN_TAG.match(t) or EXIM_MAINLOG.match(t))
+        and not HARNESS_PORT.search(t)
         and any(i.get("kind") == "other" for i in ledger.items.get(n, []))
     ]
     assert not other, f"{len(other)} line(s) not understood:\n" + "\n".join(other[:30])

@@ -791,6 +791,8 @@ pub fn exim<'a>(row: &mut Row<'a>, m: &'a [u8]) {
                     }
                 });
                 row.i(C::smtp_code, code.and_then(to_i32).or_else(|| exim_acl_reject_code(m)));
+            } else if exim_notice(row, if id.is_empty() { m } else { &m[id.len() + 1..] }, !id.is_empty()) {
+                // a warning, an error or a note on a message or a session, which changes no count
             } else if m.starts_with(b"Start queue run") || m.starts_with(b"End queue run") || exim_skipped(flag, rest)
             {
                 row.s(C::kind, b"queue_run");
@@ -1046,12 +1048,21 @@ fn exim_session<'a>(row: &mut Row<'a>, m: &'a [u8]) -> bool {
     }
     for lead in [b"SMTP syntax error in \"".as_slice(), b"SMTP protocol error in \""] {
         let Some(r) = m.strip_prefix(lead) else { continue };
-        // the command is quoted as the client sent it: the last `" H=` ends it
-        let Some(q) = memchr::memmem::rfind(r, b"\" H=") else { return false };
+        // the command is quoted as the client sent it: the last `" H=` ends it; a local
+        // caller's session (`exim -bs`) names the user instead: `" U=<user> <reason>`
+        if let Some(q) = memchr::memmem::rfind(r, b"\" H=") {
+            row.s(C::kind, b"protocol_error");
+            row.so(C::detail, nonempty(&r[..q]));
+            let t = client_then(row, &r[q + 4..]);
+            row.so(C::reason, t.and_then(nonempty));
+            return true;
+        }
+        let Some(q) = memchr::memmem::rfind(r, b"\" U=") else { return false };
         row.s(C::kind, b"protocol_error");
         row.so(C::detail, nonempty(&r[..q]));
-        let t = client_then(row, &r[q + 4..]);
-        row.so(C::reason, t.and_then(nonempty));
+        let u = &r[q + 4..];
+        let n = run(u, |c| !is_space(c));
+        row.so(C::reason, u.get(n + 1..).and_then(nonempty));
         return true;
     }
     if m.starts_with(b"H=") {
@@ -1066,6 +1077,65 @@ fn exim_session<'a>(row: &mut Row<'a>, m: &'a [u8]) -> bool {
         }
     }
     false
+}
+
+/// Exim's lines that note something on a message (`t`: what follows its id) or a session and
+/// change no count:
+/// - `DKIM: d=<domain> s=<selector> ... [verification succeeded]`: a signature checked, kind
+///   `dkim` (the verdict in brackets);
+/// - `VRFY failed for <a> H=<client>`: a VRFY the ACL refused, kind `vrfy_failed`;
+/// - `[H=<client> ][I=... ][U=<user> ]Warning: <text>` (an ACL's `warn` with `log_message`,
+///   a TLS set-up note) and `[<ip>] SSL verify error: ...` (a delivery's TLS peer check):
+///   warnings;
+/// - `spool directory space check failed: ...` (Exim defers incoming mail until the spool
+///   has room), `ACL for <where> returned ERROR: ...`, `Spool file <id>-D not found`: errors;
+/// - on a message: `error ignored` (a failure its router said to ignore), `sender address
+///   changed to <a> by <user>`, `recipient <a> added by <user>`, `no immediate delivery:
+///   <why>`, and sa-exim's `SA: Action: <verdict>` (SpamAssassin's score at DATA): notes, kind
+///   `message_note`.
+fn exim_notice<'a>(row: &mut Row<'a>, t: &'a [u8], has_id: bool) -> bool {
+    let (kind, severity): (&[u8], Option<&[u8]>) = if t.starts_with(b"DKIM: d=") {
+        row.so(C::verdict, find_byte(t, b'[').map(|p| &t[p + 1..]).map(|r| r.strip_suffix(b"]").unwrap_or(r)));
+        (b"dkim", None)
+    } else if let Some(r) = t.strip_prefix(b"VRFY failed for <") {
+        let e = find_byte(r, b'>').unwrap_or(r.len());
+        row.so(C::recipient, nonempty(&r[..e]));
+        if let Some(h) = exim_host(r, true) {
+            row.s(C::client, h);
+            exim_client(row, h);
+        }
+        (b"vrfy_failed", None)
+    } else if let Some(p) = find(t, b"Warning: ").filter(|&p| p == 0 || t.starts_with(b"H=") || t.starts_with(b"U=")) {
+        if let Some(h) = exim_host(&t[..p], true) {
+            row.s(C::client, h);
+            exim_client(row, h);
+        }
+        row.so(C::reason, nonempty(t[p + 9..].trim_ascii_end()));
+        (b"warning", Some(b"warning"))
+    } else if let Some(p) = find(t, b"] SSL verify error: ").filter(|_| t.starts_with(b"[")) {
+        row.so(C::relay_ip, nonempty(&t[1..p]));
+        row.so(C::reason, nonempty(&t[p + 20..]));
+        (b"warning", Some(b"warning"))
+    } else if t.starts_with(b"spool directory space check failed")
+        || (t.starts_with(b"ACL for ") && find(t, b" returned ERROR: ").is_some())
+        || (has_id && t.starts_with(b"Spool file ") && t.ends_with(b" not found"))
+    {
+        (b"error", Some(b"error"))
+    } else if has_id
+        && (t.ends_with(b": error ignored")
+            || t.starts_with(b"sender address changed to <")
+            || (t.starts_with(b"recipient <") && find(t, b"> added by ").is_some())
+            || t.starts_with(b"no immediate delivery: ")
+            || t.starts_with(b"SA: Action: "))
+    {
+        (b"message_note", None)
+    } else {
+        return false;
+    };
+    row.s(C::kind, kind);
+    row.so(C::severity, severity);
+    row.s(C::detail, t.trim_ascii_end());
+    true
 }
 
 /// A queue runner passing a message by: `<id> Spool file for <id> is locked (another process
@@ -1135,6 +1205,7 @@ fn exim_rejected(m: &[u8]) -> bool {
             b"connection",
             b"during MIME ACL checks",
             b"by local_scan()",
+            b"by non-SMTP ACL",
             b"from <",
         ]
         .iter()
@@ -1232,6 +1303,20 @@ pub fn qmail<'a>(row: &mut Row<'a>, m: &'a [u8]) {
         let r = m.strip_prefix(b"qmail-smtpd: ").filter(|r| code3(r))?;
         Some((token_after(r, b": ip "), r))
     });
+    // rblsmtpd under its own syslog tag, as releases before 0.76 logged a refusal: `<list>
+    // blocked <ip> <listed name> -`
+    if row.get_s(C::program) == Some(b"rblsmtpd".as_slice()) {
+        let list = &m[..run(m, |c| !is_space(c))];
+        if let Some(r) = m[list.len()..].strip_prefix(b" blocked ") {
+            row.s(C::kind, b"reject");
+            row.s(C::reject_action, b"reject");
+            row.so(C::client_ip, nonempty(&r[..run(r, |c| !is_space(c))]));
+            row.so(C::reason, nonempty(list));
+        } else {
+            row.s(C::kind, b"other");
+        }
+        return;
+    }
     if let Some((ip, reply)) = refusal {
         row.s(C::kind, b"reject");
         row.s(C::reject_action, b"reject");

@@ -191,6 +191,25 @@ fn exim_stamp(l: &[u8], ctx: &Ctx) -> (Option<i64>, Option<i64>, usize) {
     (iso_to_us(st).map(|t| t - off * 60 * US), pid, i)
 }
 
+/// `<host> exim[<pid>]: ` (or `exim4`), then Exim's own `[<pid>] ` if it writes it: the host, the
+/// pid and where Exim's text begins.
+fn exim_syslog_head(m: &[u8]) -> Option<(&[u8], i64, usize)> {
+    let h = run(m, |c| c != b' ');
+    let r = m.get(h + 1..)?;
+    let r2 = r.strip_prefix(b"exim4[").or_else(|| r.strip_prefix(b"exim["))?;
+    let n = run(r2, is_digit);
+    if n == 0 || !r2[n..].starts_with(b"]: ") {
+        return None;
+    }
+    let pid = to_i64(&r2[..n])?;
+    let mut at = h + 1 + (r.len() - r2.len()) + n + 3;
+    let own = format!("[{pid}] ");
+    if m[at..].starts_with(own.as_bytes()) {
+        at += own.len();
+    }
+    Some((&m[..h], pid, at))
+}
+
 /// `[i\N] ` or `[i/N] ` at the front of an Exim syslog line: part i of N of one entry (`\` when
 /// the part ended at a newline of the entry, `/` when cut at 870 bytes). Returns i and the text.
 fn exim_syslog_part(m: &[u8]) -> Option<(u32, &[u8])> {
@@ -365,7 +384,15 @@ pub fn parse_line<'a>(line: &'a [u8], bad: bool, ctx: &Ctx, row: &mut Row<'a>) -
         Fmt::Exim => {
             row.s(C::ts_format, b"exim");
             program = Some(b"exim");
-            let (ts, pid, i) = exim_stamp(line, ctx);
+            let (ts, mut pid, mut i) = exim_stamp(line, ctx);
+            // a syslog daemon writing an ISO stamp with the space before the host and tag
+            // (`2016-04-01 11:08:00 mail exim[8003]: [8003] SMTP ...`): the host, and Exim's
+            // text after its tag and its own `[pid]`
+            if let Some((host, tag_pid, at)) = exim_syslog_head(&line[i..]) {
+                row.s(C::host, host);
+                pid = Some(tag_pid);
+                i += at;
+            }
             if pid.is_some() {
                 row.i(C::pid, pid);
             }
@@ -410,7 +437,7 @@ pub fn parse_line<'a>(line: &'a [u8], bad: bool, ctx: &Ctx, row: &mut Row<'a>) -
         Fam::Dovecot
     } else if fmt == Fmt::Exim || prog == b"exim" || prog == b"exim4" {
         Fam::Exim
-    } else if fmt == Fmt::Tai64n || splogger {
+    } else if fmt == Fmt::Tai64n || splogger || prog == b"rblsmtpd" {
         Fam::Qmail
     } else if crate::courier::is_mta(prog) {
         Fam::CourierMta

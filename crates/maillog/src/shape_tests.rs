@@ -296,3 +296,47 @@ fn qmail_rblsmtpd_refusal_and_courier_null_sender() {
     let r = parsed("Jul  3 23:07:20 s courieresmtpd: error,relay=::ffff:1.2.3.4,msg=\"535 Authentication failed.\",cmd: x");
     assert_eq!(i(&r, C::smtp_code), Some(535));
 }
+
+#[test]
+fn exim_notes_on_messages_and_sessions() {
+    let p = "2017-07-30 18:51:05.712 10HmaY-000000005vi-0000 ";
+    let l1 = format!("{p}DKIM: d=test.ex s=sel c=relaxed/relaxed a=rsa-sha256 b=1024 [verification succeeded]");
+    let r = parsed(&l1);
+    assert_eq!((s(&r, C::kind), s(&r, C::verdict)), (Some("dkim"), Some("verification succeeded")));
+    for (line, kind) in [
+        ("error ignored", "other"), // no address before it
+        ("userz@domain.com: error ignored", "message_note"),
+        ("sender address changed to <bad@test.ex> by CALLER", "message_note"),
+        ("recipient <delay@2.test.again.dns> added by root", "message_note"),
+        ("no immediate delivery: queued by ACL", "message_note"),
+        ("Spool file 10HmaY-000000005vi-0000-D not found", "error"),
+        ("[127.0.0.1] SSL verify error: depth=0 error=self signed certificate", "warning"),
+        ("F=<CALLER@myhost.test.ex> rejected by non-SMTP ACL: cannot use \"control=enforce_sync\"", "reject"),
+    ] {
+        assert_eq!(s(&parsed(&format!("{p}{line}")), C::kind), Some(kind), "{line}");
+    }
+    let q = "1999-03-02 09:44:33 ";
+    let l2 = format!("{q}VRFY failed for <b@test.ex> H=(test) [192.0.2.7] U=CALLER");
+    let r = parsed(&l2);
+    assert_eq!((s(&r, C::kind), s(&r, C::recipient), s(&r, C::client_ip)), (Some("vrfy_failed"), Some("b@test.ex"), Some("192.0.2.7")));
+    let l3 = format!("{q}H=(exim.test.ex) [192.0.2.14] I=[14.12.11.10]:10002 U=CALLER Warning: 192.0.2.14 is in rbl.test.ex");
+    let r = parsed(&l3);
+    assert_eq!((s(&r, C::kind), s(&r, C::client_ip), s(&r, C::reason)), (Some("warning"), Some("192.0.2.14"), Some("192.0.2.14 is in rbl.test.ex")));
+    let l4 = format!("{q}SMTP protocol error in \"auth plain AHVz\" U=CALLER already authenticated");
+    let r = parsed(&l4);
+    assert_eq!((s(&r, C::kind), s(&r, C::reason)), (Some("protocol_error"), Some("already authenticated")));
+    for line in ["spool directory space check failed: space=1 inodes=2", "ACL for QUIT returned ERROR: cannot use \"control=freeze\" in QUIT ACL"] {
+        assert_eq!(s(&parsed(&format!("{q}{line}")), C::kind), Some("error"), "{line}");
+    }
+    // an ISO-stamped syslog line: the host and Exim's text after its tag and its own [pid]
+    let r = parsed("2016-04-01 11:08:00 mail exim[8001]: [8001] no MAIL in SMTP connection from (User) [192.0.2.29]:20042 I=[192.0.2.1]:25 D=0.349s C=EHLO,AUTH,QUIT");
+    assert_eq!((s(&r, C::kind), s(&r, C::host), s(&r, C::client_ip)), (Some("idle_connection"), Some("mail"), Some("192.0.2.29")));
+    assert_eq!(i(&r, C::pid), Some(8001));
+}
+
+#[test]
+fn rblsmtpd_under_its_own_tag_is_a_reject() {
+    let r = parsed("Jun 30 15:13:33 ns1 rblsmtpd: relays.ordb.org blocked 193.111.120.47 ordb-test.null.dk -");
+    assert_eq!((s(&r, C::kind), s(&r, C::client_ip), s(&r, C::reason)), (Some("reject"), Some("193.111.120.47"), Some("relays.ordb.org")));
+    assert_eq!(s(&r, C::program), Some("rblsmtpd"));
+}
