@@ -23,6 +23,15 @@ SAMPLE_S=5
 DRAIN_MAX_S=${DRAIN_MAX_S:-120}
 LOG_KEYS=${LOG_KEYS:-log}
 
+# the SMTP sink (smtp_sink.py) in chroot NAME's network namespace, on PORT, recording to LOG;
+# its pid in SINK (kill "$SINK"; wait "$SINK" when done)
+start_sink() {
+    local name=$1 log=$2 port=$3
+    nsenter -t "$(holder_pid "$name")" -n -- python3 "$RECORD_DIR/smtp_sink.py" "$log" "$port" &
+    # shellcheck disable=SC2034 # the caller's, to stop the sink
+    SINK=$!
+}
+
 # users file: known local users, then a few unknown ones so that rejects or bounces occur
 write_users() {
     local file=$1 known=$2 unknown=$3 domain=$4 i

@@ -21,7 +21,7 @@ LOG_TIMESTAMP_FORMAT="Exim 'YYYY-MM-DD HH:MM:SS', UTC (timezone = UTC)"
 QUEUE_COLUMNS="incoming = -D data files without their -H yet (being received), active = -H files (messages on the queue) under /var/spool/exim4/input, deferred and maildrop 0 (Exim has no such queues)"
 MTA_DELIVERY="appendfile Maildir under /var/vmail/<user>/Maildir, $KNOWN users user1..user$KNOWN in domain $DOMAIN (lsearch /etc/exim4/bench_users); nouser1..nouser$UNKNOWN are rejected at RCPT (verify = recipient, Unrouteable address)"
 
-spool() { echo "$(chroot_dir exim)/var/spool/exim4/input"; }
+spool() { echo "$(chroot_dir "$MTA_NAME")/var/spool/exim4/input"; }
 queue_counts() {
     local h d
     h=$(find "$(spool)" -name '*-H' 2>/dev/null | wc -l)

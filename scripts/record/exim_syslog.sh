@@ -63,8 +63,7 @@ start_syslog_exim() {
     up exim
     rsyslog_maillog "$DIR" RSYSLOG_TraditionalFileFormat
     run exim rsyslogd
-    nsenter -t "$(holder_pid exim)" -n -- python3 "$HERE/smtp_sink.py" "$OUT/sink.log" "$SINK_PORT" &
-    SINK=$!
+    start_sink exim "$OUT/sink.log" "$SINK_PORT"
     run exim mkdir -p /run/exim4
     run exim chown Debian-exim:Debian-exim /run/exim4
     run exim /usr/sbin/exim4 -bV -C /etc/exim4/exim4.conf >/dev/null

@@ -69,8 +69,7 @@ printf '%s\n' user1@sink.test user2@sink.test tempfail1@sink.test reject1@sink.t
     defer1@defer.test defer2@defer.test >>"$D/root/users.txt"
 
 start_mta
-nsenter -t "$(holder_pid qmail)" -n -- python3 "$HERE/smtp_sink.py" "$OUT/sink.log" "$SINK_PORT" &
-SINK=$!
+start_sink qmail "$OUT/sink.log" "$SINK_PORT"
 # every queued message retried every 30 s, so that the queue lifetime runs out within the run
 (
     while sleep 30; do

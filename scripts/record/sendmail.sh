@@ -7,9 +7,6 @@
 # sendmail logs only through syslog: rsyslogd runs inside the chroot with mail.* to /var/log/maillog.
 # Needs root; installs sendmail inside /work/chroots/sendmail (chroot.sh), never on the host.
 set -euo pipefail
-OUT=${1:?usage: sendmail.sh OUT_DIR [DURATION_S] [RATE_PER_MIN]}
-DUR=${2:-240}
-RATE=${3:-1200}
 THREADS=${THREADS:-6}
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 ORACLE_DIR=${ORACLE_DIR:-$HERE/../../tests/fixtures/oracles}
@@ -26,7 +23,7 @@ LOG_TIMESTAMP_FORMAT=$MAILLOG_TIMESTAMP_FORMAT
 QUEUE_COLUMNS="incoming = tf* files (control files being written), active = qf* files in /var/spool/mqueue (every queued message), deferred 0 (sendmail keeps deferred mail in the same directory), maildrop = qf* files in /var/spool/mqueue-client"
 MTA_DELIVERY="local mailer (sensible-mda, procmail) to mbox /var/mail/<user>, $KNOWN system users user1..user$KNOWN, domain $DOMAIN in local-host-names; nouser1..nouser$UNKNOWN are rejected at RCPT (User unknown)"
 
-mq() { echo "$(chroot_dir sendmail)/var/spool/$1"; }
+mq() { echo "$(chroot_dir "$MTA_NAME")/var/spool/$1"; }
 count() { find "$(mq "$1")" -maxdepth 1 -name "$2*" 2>/dev/null | wc -l; }
 queue_counts() { echo "$(count mqueue tf),$(count mqueue qf),0,$(count mqueue-client qf)"; }
 queue_busy() { echo $(($(count mqueue qf) + $(count mqueue-client qf))); }
@@ -91,6 +88,11 @@ record() {
     cp "$dir/etc/mail/sendmail.mc" "$run_dir/sendmail.mc"
 }
 
+# sourced (tests/fixtures/recorded/sendmail-relay-smarthost/record.sh), it only defines the above
+[ "${BASH_SOURCE[0]}" = "$0" ] || return 0
+OUT=${1:?usage: sendmail.sh OUT_DIR [DURATION_S] [RATE_PER_MIN]}
+DUR=${2:-240}
+RATE=${3:-1200}
 setup
 rm -rf "$(chroot_dir sendmail)"/var/spool/{mqueue,mqueue-client}/* "$(chroot_dir sendmail)/var/log/maillog"
 record crt-15 15 'confCONNECTION_RATE_THROTTLE = "15"  # Debian default (ConnectionRateThrottle=15 per second)' \
