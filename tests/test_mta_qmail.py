@@ -138,9 +138,10 @@ def test_counts_per_run_and_minute(landed):
     assert totals["received"] > 1000 and totals["delivered"] > 1000 and totals["bounced"] > 0
 
 
-def test_messages_tie_their_deliveries(landed):
-    run, con, fid = landed
-    _, totals = oracle(run)
+def assert_messages_tie(con, fid: int, totals: Counter) -> None:
+    """The landed messages of file `fid` against the raw lines' counts: as many messages,
+    their recipients delivered and bounced, every result tied to its start, none still
+    queued (every message of a drained run ended, `end msg N`, after its last delivery)."""
     n, delivered, bounced, queued = con.execute(
         f"""select count(*), sum(delivered_recipients), sum(bounced_recipients),
                    count(*) filter (where final_status = 'queued')
@@ -149,8 +150,13 @@ def test_messages_tie_their_deliveries(landed):
     assert n == totals["messages"]
     assert (delivered, bounced) == (totals["delivered"], totals["bounced"])
     assert totals["tied"] == totals["delivered"] + totals["deferred"] + totals["bounced"]
-    # every message of a drained run ended (`end msg N`) after its last delivery
     assert queued == 0
+
+
+def test_messages_tie_their_deliveries(landed):
+    run, con, fid = landed
+    _, totals = oracle(run)
+    assert_messages_tie(con, fid, totals)
 
 
 def test_smtpd_log_counts_connections(landed):
@@ -298,15 +304,7 @@ def test_splogger_counts_per_run_and_minute(splogged):
 def test_splogger_messages_tie_their_deliveries(splogged):
     con, fid = splogged
     _, totals = count_lines(splogger_lines(SPLOGGER / "maillog.gz", "qmail"))
-    n, delivered, bounced, queued = con.execute(
-        f"""select count(*), sum(delivered_recipients), sum(bounced_recipients),
-                   count(*) filter (where final_status = 'queued')
-            from raw.maillog_messages where file_id = {fid}"""
-    ).fetchone()
-    assert n == totals["messages"]
-    assert (delivered, bounced) == (totals["delivered"], totals["bounced"])
-    assert totals["tied"] == totals["delivered"] + totals["deferred"] + totals["bounced"]
-    assert queued == 0
+    assert_messages_tie(con, fid, totals)
     untied = f"select count(*) from raw.maillog where file_id = {fid} and kind = 'delivery'"
     assert con.execute(untied + " and queue_id is null").fetchone()[0] == 0
 
