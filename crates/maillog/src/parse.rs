@@ -201,13 +201,11 @@ fn exim_syslog_head(m: &[u8]) -> Option<(&[u8], i64, usize)> {
     if n == 0 || !r2[n..].starts_with(b"]: ") {
         return None;
     }
-    let pid = to_i64(&r2[..n])?;
-    let mut at = h + 1 + (r.len() - r2.len()) + n + 3;
-    let own = format!("[{pid}] ");
-    if m[at..].starts_with(own.as_bytes()) {
-        at += own.len();
-    }
-    Some((&m[..h], pid, at))
+    let digits = &r2[..n];
+    let text = &r2[n + 3..];
+    let own = text.strip_prefix(b"[").and_then(|x| x.strip_prefix(digits)).and_then(|x| x.strip_prefix(b"] "));
+    let text = own.unwrap_or(text);
+    Some((&m[..h], to_i64(digits)?, m.len() - text.len()))
 }
 
 /// `[i\N] ` or `[i/N] ` at the front of an Exim syslog line: part i of N of one entry (`\` when
