@@ -76,13 +76,14 @@ def _ingest(args, paths: Paths) -> tuple[int, set[str]]:
     )
     for key in report.dropped:  # its archive no longer holds it: every row of it is gone
         _progress(f"  removed {key}: no longer in {archive}")
+    import duckdb
+
     from mtabench.cli.summary import archive_notes, landing_notes
 
-    for line in archive_notes(paths.db):  # which archives share the landing
-        _progress(f"  {line}")
-
-    for line in landing_notes(paths.db, archive):  # what was landed but not understood
-        _progress(f"  {line}")
+    with duckdb.connect(str(paths.db), read_only=True) as con:
+        # which archives share the landing, then what was landed but not understood
+        for line in archive_notes(con) + landing_notes(con, archive):
+            _progress(f"  {line}")
     for run in report.runs:  # on stderr too, so the Airflow task log shows them as warnings
         for w in run.warnings:
             print(f"warning: run {run.run_key} -> {run.run_id}: {w}", file=sys.stderr, flush=True)

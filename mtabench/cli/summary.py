@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import duckdb
@@ -115,12 +117,23 @@ def notes(db: Path, run_ids: set[str] | None = None) -> list[str]:
     return out
 
 
-def landing_notes(db: Path, archive: Path | None = None) -> list[str]:
+@contextmanager
+def _reading(db: Path | duckdb.DuckDBPyConnection) -> Iterator[duckdb.DuckDBPyConnection]:
+    """A read-only connection to `db`, or the caller's own connection (left open)."""
+    if isinstance(db, duckdb.DuckDBPyConnection):
+        yield db
+        return
+    with duckdb.connect(str(db), read_only=True) as con:
+        yield con
+
+
+def landing_notes(db: Path | duckdb.DuckDBPyConnection, archive: Path | None = None) -> list[str]:
     """What the landing did not understand, named so it can be looked at: every file whose
     format was not recognised (recorded, not parsed), and the maillog lines of known programs
     (Postfix, Dovecot, ...) the parser filed as `other`, per file with the first such line.
-    `archive`: where the files' paths are relative to (named in the listing command)."""
-    with duckdb.connect(str(db), read_only=True) as con:
+    `archive`: where the files' paths are relative to (named in the listing command). `db`: the
+    landing's file, or a connection to it."""
+    with _reading(db) as con:
         cols = {
             r[0]
             for r in con.execute(
@@ -156,12 +169,12 @@ def landing_notes(db: Path, archive: Path | None = None) -> list[str]:
     return out
 
 
-def archive_notes(db: Path) -> list[str]:
+def archive_notes(db: Path | duckdb.DuckDBPyConnection) -> list[str]:
     """Which archives (source roots) the landing holds runs of, and how many each: an ingest
     removes only its own archive's runs (ingest/run_archives.py)."""
     from ingest import run_archives
 
-    with duckdb.connect(str(db), read_only=True) as con:
+    with _reading(db) as con:
         held = run_archives.held(con)
     if not held:
         return []
