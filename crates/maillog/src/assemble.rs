@@ -134,6 +134,9 @@ impl Cursor {
     }
     #[inline]
     fn at(&mut self, col: &Col, r: usize) -> Option<usize> {
+        if col.nulls == 0 {
+            return Some(r); // every row has a value: its index is its row
+        }
         self.idx += count_set(&col.valid, self.row, r);
         self.row = r;
         col.is_set(r).then_some(self.idx)
@@ -198,6 +201,20 @@ pub type ArrowCol = (&'static str, &'static str, usize, Vec<u8>, Vec<i32>, Vec<u
 impl Batch {
     fn new() -> Self {
         Batch { len: 0, cols: MESSAGE_COLUMNS.iter().map(|&(_, t)| ColB::new(t)).collect() }
+    }
+
+    /// Empty, its buffers' capacity kept (a batch refilled grows no more, so it neither
+    /// copies on growth nor faults in fresh pages).
+    fn clear(&mut self) {
+        self.len = 0;
+        for c in &mut self.cols {
+            c.valid.clear();
+            c.data.clear();
+            c.offsets.clear();
+            c.offsets.push(0);
+            c.nulls = 0;
+            c.len = 0;
+        }
     }
 
     fn push(&mut self, qid: &[u8], m: Box<Open>) {
@@ -271,11 +288,53 @@ impl Batch {
     }
 }
 
+/// A queue id as the open messages' key: held in the map's own slot when short (every MTA's
+/// ids are), so a probe compares it without reading another allocation.
+#[derive(Clone, PartialEq, Eq)]
+enum Qid {
+    Short(u8, [u8; 30]),
+    Long(Box<[u8]>),
+}
+
+impl Qid {
+    fn bytes(&self) -> &[u8] {
+        match self {
+            Qid::Short(n, b) => &b[..*n as usize],
+            Qid::Long(b) => b,
+        }
+    }
+}
+
+impl std::hash::Hash for Qid {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        self.bytes().hash(state) // as the `[u8]` it is looked up by
+    }
+}
+
+impl hashbrown::Equivalent<Qid> for [u8] {
+    fn equivalent(&self, k: &Qid) -> bool {
+        self == k.bytes()
+    }
+}
+
+impl From<&[u8]> for Qid {
+    fn from(q: &[u8]) -> Self {
+        if q.len() <= 30 {
+            let mut b = [0u8; 30];
+            b[..q.len()].copy_from_slice(q);
+            Qid::Short(q.len() as u8, b)
+        } else {
+            Qid::Long(q.into())
+        }
+    }
+}
+
 /// The messages of one run's stream of maillog files.
 pub struct Assembler {
     horizon: i64,
-    open: HashMap<Vec<u8>, Box<Open>>, // boxed: a probe touches only keys and pointers
+    open: HashMap<Qid, Box<Open>>, // boxed: a probe touches only keys and pointers
     out: Batch,
+    spare: Option<Batch>, // a written batch given back, refilled next
     file_id: i64,
     base: i64,       // stream lines of the files before the current one
     file_lines: i64, // lines of the current file so far
@@ -289,6 +348,7 @@ impl Assembler {
             horizon: horizon_us.max(1),
             open: HashMap::new(),
             out: Batch::new(),
+            spare: None,
             file_id: 0,
             base: 0,
             file_lines: 0,
@@ -314,15 +374,22 @@ impl Assembler {
 
     /// Messages emitted so far, taken out.
     pub fn take(&mut self) -> Batch {
-        std::mem::replace(&mut self.out, Batch::new())
+        let next = self.spare.take().unwrap_or_else(Batch::new);
+        std::mem::replace(&mut self.out, next)
+    }
+
+    /// A taken batch, once written: its buffers are reused by a later one.
+    pub fn give_back(&mut self, mut b: Batch) {
+        b.clear();
+        self.spare = Some(b);
     }
 
     /// The end of the stream: every open message is emitted (in stream order).
     pub fn finish(&mut self) -> Batch {
-        let mut rest: Vec<(Vec<u8>, Box<Open>)> = self.open.drain().collect();
+        let mut rest: Vec<(Qid, Box<Open>)> = self.open.drain().collect();
         rest.sort_unstable_by_key(|(_, m)| m.stream_line);
         for (q, m) in rest {
-            self.out.push(&q, m);
+            self.out.push(q.bytes(), m);
         }
         self.take()
     }
@@ -330,12 +397,12 @@ impl Assembler {
     /// Emit the messages no line of which came within the horizon.
     fn sweep(&mut self) {
         let cut = self.now.saturating_sub(self.horizon);
-        let stale: Vec<Vec<u8>> = self.open.iter().filter(|(_, m)| m.last_ts < cut).map(|(q, _)| q.clone()).collect();
-        let mut gone: Vec<(Vec<u8>, Box<Open>)> =
+        let stale: Vec<Qid> = self.open.iter().filter(|(_, m)| m.last_ts < cut).map(|(q, _)| q.clone()).collect();
+        let mut gone: Vec<(Qid, Box<Open>)> =
             stale.into_iter().filter_map(|q| self.open.remove(&q).map(|m| (q, m))).collect();
         gone.sort_unstable_by_key(|(_, m)| m.stream_line);
         for (q, m) in gone {
-            self.out.push(&q, m);
+            self.out.push(q.bytes(), m);
         }
         self.next_sweep = self.now.saturating_add(self.horizon / 4);
     }
@@ -440,7 +507,7 @@ impl Assembler {
             }
             if k == Some(b"removed") {
                 if let Some((q, m)) = self.open.remove_entry(q) {
-                    self.out.push(&q, m);
+                    self.out.push(q.bytes(), m);
                 }
             }
         }

@@ -235,9 +235,13 @@ pub mod pool {
     const KEEP: usize = 2;
     const SLOTS: usize = 2 * super::N;
 
-    static U8: Mutex<Vec<Vec<Vec<u8>>>> = Mutex::new(Vec::new());
-    static I32: Mutex<Vec<Vec<Vec<i32>>>> = Mutex::new(Vec::new());
-    static U64: Mutex<Vec<Vec<Vec<u64>>>> = Mutex::new(Vec::new());
+    /// A slot's kept buffers, and the length its last buffer given back had: a buffer made
+    /// anew when none is kept starts at that size (not grown by doubling, each growth a copy).
+    type Slots<T> = Mutex<Vec<(Vec<Vec<T>>, usize)>>;
+
+    static U8: Slots<u8> = Mutex::new(Vec::new());
+    static I32: Slots<i32> = Mutex::new(Vec::new());
+    static U64: Slots<u64> = Mutex::new(Vec::new());
 
     pub fn valid_slot(col: usize) -> usize {
         2 * col
@@ -246,23 +250,26 @@ pub mod pool {
         2 * col + 1
     }
 
-    fn take<T>(p: &Mutex<Vec<Vec<Vec<T>>>>, slot: usize) -> Vec<T> {
+    fn take<T>(p: &Slots<T>, slot: usize) -> Vec<T> {
         let mut g = p.lock().unwrap_or_else(|e| e.into_inner());
-        let mut v = g.get_mut(slot).and_then(|s| s.pop()).unwrap_or_default();
+        let Some((kept, hint)) = g.get_mut(slot) else { return Vec::new() };
+        let mut v = kept.pop().unwrap_or_else(|| Vec::with_capacity(*hint + *hint / 8));
         v.clear();
         v
     }
 
-    fn give<T>(p: &Mutex<Vec<Vec<Vec<T>>>>, slot: usize, v: Vec<T>) {
+    fn give<T>(p: &Slots<T>, slot: usize, v: Vec<T>) {
         if v.capacity() == 0 || slot >= SLOTS {
             return;
         }
         let mut g = p.lock().unwrap_or_else(|e| e.into_inner());
         if g.len() < SLOTS {
-            g.resize_with(SLOTS, Vec::new);
+            g.resize_with(SLOTS, || (Vec::new(), 0));
         }
-        if g[slot].len() < KEEP {
-            g[slot].push(v);
+        let (kept, hint) = &mut g[slot];
+        *hint = v.len();
+        if kept.len() < KEEP {
+            kept.push(v);
         }
     }
 
@@ -287,7 +294,7 @@ pub mod pool {
         v
     }
     pub fn give_block(v: Vec<u8>) {
-        // the landing's blocks (16 MiB and a carried line); a one-off big input is freed
+        // the landing's blocks (8 MiB and a carried line); a one-off big input is freed
         if v.capacity() == 0 || v.capacity() > 64 << 20 {
             return;
         }
@@ -455,6 +462,10 @@ pub fn count_set(bits: &[u8], a: usize, b: usize) -> usize {
     while r < b && r & 7 != 0 {
         n += (bits[r >> 3] >> (r & 7) & 1) as usize;
         r += 1;
+    }
+    while r + 64 <= b {
+        n += u64::from_le_bytes(bits[r >> 3..(r >> 3) + 8].try_into().unwrap()).count_ones() as usize;
+        r += 64;
     }
     while r + 8 <= b {
         n += bits[r >> 3].count_ones() as usize;

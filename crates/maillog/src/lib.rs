@@ -515,7 +515,7 @@ impl Parser {
     /// Read the plain file open as `fd` from its position to its end, in blocks of `block`
     /// bytes, on threads of the crate's own: read and hashed, parsed, counted and assembled
     /// (crate::stream). The descriptor is duplicated: the caller may close its own.
-    #[pyo3(signature = (fd, block=16 << 20))]
+    #[pyo3(signature = (fd, block=8 << 20))]
     fn stream(&self, fd: i32, block: usize) -> PyResult<BlockStream> {
         use std::os::fd::BorrowedFd;
         // SAFETY: the caller keeps `fd` open for this call; the stream reads its own duplicate
@@ -699,14 +699,16 @@ impl Messages {
     #[pyo3(signature = (path, file_id=None))]
     fn write(&self, py: Python<'_>, path: &str, file_id: Option<i64>) -> PyResult<usize> {
         let b = py.detach(|| self.lock().take());
-        write_batch(py, b, path, file_id)
+        let n = write_batch(py, &b, path, file_id)?;
+        py.detach(|| self.lock().give_back(b));
+        Ok(n)
     }
 
     /// The end of the stream: every open message is complete; written as `write` does.
     #[pyo3(signature = (path, file_id=None))]
     fn finish_write(&self, py: Python<'_>, path: &str, file_id: Option<i64>) -> PyResult<usize> {
         let b = py.detach(|| self.lock().finish());
-        write_batch(py, b, path, file_id)
+        write_batch(py, &b, path, file_id)
     }
 
     /// The end of the stream: every open message too.
@@ -716,7 +718,7 @@ impl Messages {
     }
 }
 
-fn write_batch(py: Python<'_>, b: assemble::Batch, path: &str, file_id: Option<i64>) -> PyResult<usize> {
+fn write_batch(py: Python<'_>, b: &assemble::Batch, path: &str, file_id: Option<i64>) -> PyResult<usize> {
     if b.len == 0 {
         return Ok(0);
     }

@@ -9,17 +9,16 @@ use crate::time::*;
 pub struct Ctx {
     /// epoch microseconds of the 1st of each month of the base year of year-less stamps
     pub month_us: [i64; 12],
+    /// and of the 1st of the month after each (a stamp before it is in its own month)
+    month_end_us: [i64; 12],
     /// minutes, local = UTC + offset
     pub offset_min: i64,
 }
 
 impl Ctx {
     pub fn new(year: i64, offset_min: i64) -> Self {
-        let mut month_us = [0; 12];
-        for (i, m) in month_us.iter_mut().enumerate() {
-            *m = days_from_civil(year, i as i64 + 1, 1) * DAY_US;
-        }
-        Ctx { month_us, offset_min }
+        let first = |i: i64| days_from_civil(year + i / 12, i % 12 + 1, 1) * DAY_US;
+        Ctx { month_us: std::array::from_fn(|i| first(i as i64)), month_end_us: std::array::from_fn(|i| first(i as i64 + 1)), offset_min }
     }
 }
 
@@ -271,7 +270,8 @@ pub fn parse_line<'a>(line: &'a [u8], bad: bool, ctx: &Ctx, row: &mut Row<'a>) -
             + (c[7] - b'0') as i64;
         let local = ctx.month_us[m] + ((day - 1) * 86400 + clock) * US;
         row.i(C::ts, Some(local - ctx.offset_min * 60 * US));
-        month_out = month_of(local);
+        // a day past the month's end (`Feb 30`) rolls into the next month
+        month_out = if local < ctx.month_end_us[m] { m as u8 + 1 } else { month_of(local) };
     } else if let Some((sl, z)) = rfc3339_head(line) {
         fmt = Some(Fmt::Rfc3339);
         slen = sl;

@@ -548,16 +548,27 @@ pub struct ArrowCol<'a> {
 /// Write `n` rows of Arrow columns as Parquet at `path` (one row group, one page per
 /// column): the assembled messages and the counts per minute, a few rows per line.
 pub fn write_columns(path: &str, n: usize, cols: &[ArrowCol]) -> std::io::Result<()> {
+    BUFS.with(|b| {
+        let mut b = b.borrow_mut();
+        let (pages, comp) = &mut *b;
+        if pages.is_empty() {
+            pages.push(Vec::new());
+        }
+        write_columns_with(path, n, cols, &mut pages[0], comp)
+    })
+}
+
+fn write_columns_with(path: &str, n: usize, cols: &[ArrowCol], raw: &mut Vec<u8>, comp: &mut Vec<u8>) -> std::io::Result<()> {
     let f = std::fs::File::create(path)?;
     let mut w = std::io::BufWriter::with_capacity(1 << 20, f);
     w.write_all(b"PAR1")?;
     let mut pos: i64 = 4;
     let mut out = Vec::with_capacity(cols.len());
-    let (mut raw, mut comp) = (Vec::new(), Vec::new());
     for c in cols {
         raw.clear();
+        raw.reserve(n.div_ceil(8) + 16 + if c.ty == Ty::Str { 4 * n + c.data.len() } else { c.data.len() });
         let set = |r: usize| c.valid.is_empty() || is_set(c.valid, r);
-        let groups = levels_header(n, &mut raw);
+        let groups = levels_header(n, raw);
         if c.valid.is_empty() {
             raw.resize(raw.len() + groups, 0xff);
         } else {
@@ -577,7 +588,7 @@ pub fn write_columns(path: &str, n: usize, cols: &[ArrowCol]) -> std::io::Result
                 raw.extend_from_slice(&c.data[r * w8..r * w8 + w8]);
             }
         }
-        let (csize, usize_) = put_page(&mut w, &raw, &mut comp, |t, clen| page_header(t, raw.len(), clen, n, PLAIN))?;
+        let (csize, usize_) = put_page(&mut w, raw, comp, |t, clen| page_header(t, raw.len(), clen, n, PLAIN))?;
         let meta = ChunkMeta { dict: None, data: pos, compressed: csize, uncompressed: usize_, values: n as i64 };
         pos += csize;
         out.push(OutCol { name: c.name, phys: phys(c.ty), ty: Some(c.ty), optional: true, chunks: vec![meta] });
