@@ -33,9 +33,13 @@ def mailstats(run: Path) -> dict[str, int]:
 def raw_minutes(run: Path) -> dict[str, Counter]:
     """Per minute from the raw lines: messages accepted (a `from=` line with nrcpts > 0 whose
     transfer was not broken off by the client), deliveries sent, `User unknown` RCPT rejects
-    and connection-throttle lines."""
+    and connection-throttle lines. `run`: a folder with maillog.gz."""
     lines = [SM.match(ln) for ln in gzip.decompress((run / "maillog.gz").read_bytes()).decode().splitlines()]
-    aborted = {m[3] for m in lines if m and m[4].startswith("collect: premature EOM")}
+    # a transfer the client broke off (in DATA, or its connection lost after RCPT): the
+    # transaction's `from=` line follows, but no message was accepted
+    aborted = {
+        m[3] for m in lines if m and m[4].startswith(("collect: premature EOM", "lost input channel from "))
+    }
     out = {k: Counter() for k in ("received", "delivered", "rejected", "throttled")}
     for m in filter(None, lines):
         minute, qid, text = m[2], m[3], m[4]
@@ -357,3 +361,51 @@ def test_smart_host_delivery_fields_are_the_lines_own(landing_con):
     assert want and {n: tuple(r) for n, *r in got} == want
     assert {w[-1] for w in want.values()} == {"sent", "deferred", "bounced"}
     assert all(w[3] == w[4] == "127.0.0.1" for w in want.values())
+
+
+MAX_CHILDREN = ROOT / "tests" / "fixtures" / "recorded" / "sendmail-max-children"
+
+
+def test_max_children_and_a_lost_client_match_mailstats_and_the_sink(landing_con):
+    """A recorded run past MaxDaemonChildren with a client lost after RCPT (the fixture's
+    README): messages received plus notices, deliveries and rejects equal mailstats'; deferrals
+    and bounces to the sink equal its 450s and 550s; received and delivered per minute equal
+    the raw lines'; every refusal is a warning, the lost client a lost connection whose
+    transaction's `from=` is no message; no sendmail line is left as `other`."""
+    fid = 424246  # a file id of its own: the landing's parts folder may be shared
+    land_file(landing_con, MaillogParser(), MAX_CHILDREN / "maillog.gz", file_id=fid, year=2026)
+    con = landing_con
+    oracle = mailstats(MAX_CHILDREN)
+    n = {
+        k: con.execute(f"select count(*) from raw.maillog where file_id = {fid} and {w}").fetchone()[0]
+        for k, w in COUNTED.items() | {"notices": "kind = 'bounce_notice'"}.items()
+    }
+    assert (n["received"] + n["notices"], n["delivered"]) == (oracle["from"], oracle["to"])
+    q = f"select counts_as, count(*) from raw.maillog where file_id = {fid} group by 1"
+    counted = dict(con.execute(q).fetchall())
+    assert counted["rejected"] == oracle["rejected"] > 0
+    sink = (ORACLES / MAX_CHILDREN.name / "sink.log").read_text().splitlines()
+    replies = Counter(t.split()[-1] for t in sink if " RCPT " in t)
+    assert (counted["deferred"], counted["bounced"]) == (replies["450"], replies["550"])
+
+    want = raw_minutes(MAX_CHILDREN)
+    for key in ("received", "delivered"):
+        q = f"select strftime(ts, '%H:%M'), count(*) from raw.maillog where file_id = {fid}"
+        q += f" and {COUNTED[key]} group by 1"
+        assert Counter(dict(con.execute(q).fetchall())) == want[key], key
+
+    lines = gzip.decompress((MAX_CHILDREN / "maillog.gz").read_bytes()).decode().splitlines()
+    refused = sum("rejecting connections on daemon " in t for t in lines)
+    lost = [re.search(r": (\w+): lost input channel from ", t) for t in lines]
+    lost = [m[1] for m in lost if m]
+    assert refused > 0 and lost
+    got = con.execute(
+        f"""select count(*) filter (where kind = 'warning'
+                                          and detail like 'rejecting connections on daemon %'),
+                   list(queue_id order by line_no) filter (where kind = 'lost_connection'),
+                   list(queue_id order by line_no) filter (where kind = 'from_aborted')
+            from raw.maillog where file_id = {fid}"""
+    ).fetchone()
+    assert got == (refused, lost, lost)
+    other = f"select count(*) from raw.maillog where file_id = {fid} and kind = 'other'"
+    assert con.execute(other).fetchone()[0] == 0

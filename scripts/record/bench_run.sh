@@ -156,6 +156,8 @@ bench_load() {
     mkdir -p "$RUN_DIR"
     RUN_DIR=$(cd "$RUN_DIR" && pwd)
     LOAD=(postal -t "$threads" -r "$rate" -m 4 127.0.0.1 "$users")
+    # a caller's own load loop instead (e.g. postal started again when it dies before its time)
+    [ -z "${LOAD_WRAPPER:-}" ] || LOAD=(bash -c "$LOAD_WRAPPER")
     LOAD_DUR=$dur
 
     mark_logs

@@ -78,6 +78,7 @@ struct Open {
     delivered: i64,
     deferrals: i64,
     bounced: i64,
+    rejected: bool, // a reject line counted (a header or body check, a milter, after DATA)
     last: Option<Last>,
     buf: Vec<u8>,
 }
@@ -238,6 +239,8 @@ impl Batch {
         let last = m.last.as_ref().map_or_else(Last::default, |l| Last { ..*l });
         let status: &[u8] = if last.is_expired {
             EXPIRED
+        } else if m.last.is_none() && m.rejected {
+            REJECTED // refused after it had its queue id, and never delivered
         } else {
             m.get(last.status).unwrap_or(b"queued")
         };
@@ -421,6 +424,7 @@ impl Assembler {
         let mut cur_q = Cursor::new();
         let mut cur_kind = Cursor::new();
         let mut cur_counts = Cursor::new();
+        let (stage_col, mut cur_stage) = (col(C::reject_stage), Cursor::new());
         let mut cur_s: Vec<Cursor> = strs.iter().map(|_| Cursor::new()).collect();
         let mut cur_i: Vec<Cursor> = ints.iter().map(|_| Cursor::new()).collect();
         let mut cur_f: Vec<Cursor> = floats.iter().map(|_| Cursor::new()).collect();
@@ -505,13 +509,18 @@ impl Assembler {
                     m.last = Some(Last { key, is_expired, status, delays, relay, dsn, relay_host });
                 }
             }
+            if counted == Some(REJECTED) {
+                // a refused recipient leaves the message to the others; a refused header, body
+                // or DATA refuses the message
+                let stage = cur_stage.at(stage_col, r).map(|i| t.resolve(input, stage_col.refs[i]));
+                m.rejected |= stage.is_some_and(|x| !matches!(x, b"RCPT" | b"MAIL" | b"CONNECT" | b"HELO" | b"EHLO" | b"VRFY" | b"ETRN"));
+            }
             if k == Some(b"removed") {
                 if let Some((q, m)) = self.open.remove_entry(q) {
                     self.out.push(q.bytes(), m);
                 }
             }
         }
-        let _ = REJECTED;
     }
 }
 
@@ -646,6 +655,37 @@ mod tests {
         assert_eq!((col_i(&b, M::stream_line, 0), col_i(&b, M::stream_line, 1)), (1, 5));
         assert_eq!(col_i(&b, M::delivered_recipients, 1), 1);
         assert_eq!(col_i(&b, M::size, 0), 100);
+    }
+
+    fn col_s(b: &Batch, m: M, row: usize) -> &[u8] {
+        let c = &b.cols[m as usize];
+        &c.data[c.offsets[row] as usize..c.offsets[row + 1] as usize]
+    }
+
+    #[test]
+    fn a_message_a_check_refused_is_rejected_and_a_refused_recipient_is_not() {
+        // Postfix 3.10: header_checks REJECT, then cleanup removes the message
+        let refused = "Nov 21 22:00:01 mx postfix/smtpd[1]: ABC124: client=a[1.2.3.4]\n\
+            Nov 21 22:00:01 mx postfix/cleanup[4]: ABC124: reject: header Subject: x from a[1.2.3.4]; from=<s@x> to=<r@y> proto=ESMTP helo=<a>: 5.7.1 header rejected\n\
+            Nov 21 22:00:01 mx postfix/cleanup[4]: ABC124: removed (canceled)\n";
+        // a second recipient refused once the message has its id; the first is delivered
+        let partly = ONE.replace(
+            "Nov 21 22:00:02 mx postfix/qmgr",
+            "Nov 21 22:00:01 mx postfix/smtpd[1]: ABC123: reject: RCPT from a[1.2.3.4]: 550 5.1.1 <n@y>: Recipient address rejected: User unknown; from=<s@x> to=<n@y> proto=ESMTP helo=<a>\n\
+            Nov 21 22:00:02 mx postfix/qmgr",
+        );
+        let mut a = Assembler::new(7 * 86_400_000_000);
+        fed(&mut a, 1, &format!("{refused}{partly}"));
+        let b = a.finish();
+        assert_eq!(b.len, 2);
+        assert_eq!(a.open_messages(), 0);
+        assert_eq!(col_s(&b, M::final_status, 0), b"rejected");
+        assert_eq!(col_s(&b, M::final_status, 1), b"sent");
+        // the same refused recipient before any delivery leaves the message queued
+        let waiting: String = partly.lines().take(3).map(|l| format!("{l}\n")).collect();
+        let mut a = Assembler::new(7 * 86_400_000_000);
+        fed(&mut a, 1, &waiting);
+        assert_eq!(col_s(&a.finish(), M::final_status, 0), b"queued");
     }
 
     #[test]

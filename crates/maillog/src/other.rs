@@ -254,6 +254,12 @@ pub fn sendmail<'a>(row: &mut Row<'a>, b: &'a [u8]) {
         // the client went away during DATA: the transaction's `from=` line follows (Aborts)
         row.s(C::kind, b"lost_connection");
         row.s(C::detail, &b[9..]);
+    } else if let Some(r) = b.strip_prefix(b"lost input channel from ") {
+        // `lost input channel from host [ip] to MTA-v4 after rcpt`: the client went away
+        // mid-session; a transaction it began is no message (its `from=` line follows: Aborts)
+        row.s(C::kind, b"lost_connection");
+        sm_client(row, r);
+        row.so(C::detail, find(r, b" after ").map(|p| &r[p + 1..]));
     } else if b.starts_with(b"collect: relay=") {
         // the detail line of a transfer broken off in DATA, after its `collect: premature EOM`:
         // `collect: relay=localhost, from=<u@d>, info=unexpected close` (not counted)
@@ -2196,6 +2202,32 @@ mod tests {
             })
             .collect();
         assert_eq!(kinds, ["lost_connection", "collect_info", "from", "from_aborted"]);
+    }
+
+    #[test]
+    fn sendmail_from_after_a_lost_input_channel_is_aborted() {
+        // sendmail 8.17 (Debian 12), MaxDaemonChildren 3 under load: the client dropped after
+        // RCPT; its transaction's `from=` line follows, with no msgid and size 0
+        let lines = [
+            sm("6AS3WSt0000144: lost input channel from localhost [127.0.0.1] to MTA-v4 after rcpt"),
+            sm("6AS3WSt0000144: from=<user15@bench.test>, size=0, class=0, nrcpts=1, proto=ESMTP, daemon=MTA-v4, relay=localhost [127.0.0.1]"),
+        ];
+        let mut across = super::AcrossLines::default();
+        let rows: Vec<_> = lines
+            .iter()
+            .map(|l| {
+                let mut r = parsed(l);
+                across.see(&mut r);
+                r
+            })
+            .collect();
+        assert_eq!(s(&rows[0], C::kind), Some("lost_connection"));
+        assert_eq!((s(&rows[0], C::client_host), s(&rows[0], C::client_ip)), (Some("localhost"), Some("127.0.0.1")));
+        assert_eq!(s(&rows[0], C::detail), Some("after rcpt"));
+        assert_eq!(s(&rows[1], C::kind), Some("from_aborted"));
+        let line = sm("6AS3QAC7000167: lost input channel from localhost [127.0.0.1] to MTA-v4 after mail");
+        let r = parsed(&line);
+        assert_eq!((s(&r, C::kind), s(&r, C::queue_id)), (Some("lost_connection"), Some("6AS3QAC7000167")));
     }
 
     const OS: &str = "2026-11-27T03:09:28.584579+00:00 vm smtpd[32]: ";

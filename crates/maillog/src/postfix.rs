@@ -30,7 +30,8 @@ fn kind_of(prog: &[u8], b: &[u8], has_qid: bool, has_q: bool) -> &'static [u8] {
     if b.starts_with(b"message-id=") || b.starts_with(b"resent-message-id=") {
         return b"message_id";
     }
-    if b == b"removed" {
+    // `removed (canceled)`: Postfix 3.10's cleanup, after a header or body check rejected it
+    if b == b"removed" || (b.starts_with(b"removed (") && b.ends_with(b")")) {
         return b"removed";
     }
     if b.starts_with(b"from=<") {
@@ -557,10 +558,12 @@ fn reject<'a>(row: &mut Row<'a>, b: &'a [u8]) {
     row.so(C::client, client);
     // `: (\d{3})(?: (\d\.\d{1,3}\.\d{1,3}))? ([^;]*)`
     let mut start = 0;
+    let mut coded = false;
     while let Some(i) = find(&b[start..], b": ") {
         let p = start + i + 2;
         let r = &b[p..];
         if r.len() >= 4 && r[..3].iter().all(|&c| is_digit(c)) && r[3] == b' ' {
+            coded = true;
             row.i(C::smtp_code, to_i32(&r[..3]));
             let mut t = &r[4..];
             if let Some(n) = enhanced_len(t) {
@@ -575,6 +578,21 @@ fn reject<'a>(row: &mut Row<'a>, b: &'a [u8]) {
             break;
         }
         start = start + i + 1;
+    }
+    if !coded {
+        // cleanup's header/body checks: `... helo=<h>: 5.7.1 text` (no SMTP code: smtpd adds
+        // it to its reply); the text follows the last `>: `
+        if let Some(p) = memchr::memmem::rfind(b, b">: ") {
+            let mut t = &b[p + 3..];
+            if let Some(n) = enhanced_len(t) {
+                if t.get(n) == Some(&b' ') {
+                    row.s(C::enhanced_code, &t[..n]);
+                    t = &t[n + 1..];
+                }
+            }
+            row.so(C::reason, nonempty(t));
+            row.so(C::reply_text, nonempty(t));
+        }
     }
     let s1 = angle_after(b, b"; from=<").and_then(nonempty);
     row.so(C::sender, s1.or_else(|| angle_after(b, b" from=<").and_then(nonempty)));
@@ -765,7 +783,7 @@ fn extras<'a>(row: &mut Row<'a>, prog: &'a [u8], kind: &[u8], b: &'a [u8]) {
 mod variant_lines {
     //! Real lines of Postfix 3.7 (Debian 12) from samples/variants.
     use crate::cols::C;
-    use crate::test_util::{parsed as parse, s};
+    use crate::test_util::{i, parsed as parse, s};
 
 
     #[test]
@@ -839,6 +857,26 @@ mod variant_lines {
         assert_eq!(s(&r, C::related_queue_id), Some("48685C2A8A"));
         let r = parse(b"Nov 27 21:47:23 vm postfix/pickup[30785]: A74ABC2B38: uid=102 from=<user35@bench.test>");
         assert_eq!(s(&r, C::related_queue_id), None);
+    }
+
+    #[test]
+    fn a_header_check_reject_and_the_message_it_removes() {
+        // Postfix 3.10 (Debian 13), header_checks `REJECT header rejected by bench rule`
+        let r = parse(b"2026-11-28T03:30:08.415951+00:00 vm postfix/cleanup[292]: 6553254068D: reject: header Subject: BENCHREJECT 0 from localhost[127.0.0.1]; from=<hdr0@client.test> to=<user1@bench.test> proto=ESMTP helo=<hdr.client.test>: 5.7.1 header rejected by bench rule");
+        assert_eq!(s(&r, C::kind), Some("reject"));
+        assert_eq!(s(&r, C::reject_stage), Some("header"));
+        assert_eq!(s(&r, C::enhanced_code), Some("5.7.1"));
+        assert_eq!(s(&r, C::reason), Some("header rejected by bench rule"));
+        assert_eq!(i(&r, C::smtp_code), None);
+        assert_eq!(s(&r, C::sender), Some("hdr0@client.test"));
+        assert_eq!(s(&r, C::helo), Some("hdr.client.test"));
+        let r = parse(b"2026-11-28T03:30:08.416005+00:00 vm postfix/cleanup[292]: 6553254068D: removed (canceled)");
+        assert_eq!(s(&r, C::kind), Some("removed"));
+        assert_eq!(s(&r, C::queue_id), Some("6553254068D"));
+        // smtpd's own rejects keep their code and text
+        let r = parse(b"Nov 27 21:38:28 vm postfix/smtpd[3744]: NOQUEUE: reject: RCPT from unknown[127.0.0.1]: 550 5.1.1 <nouser1@bench.test>: Recipient address rejected: User unknown in local recipient table; from=<a@b> to=<nouser1@bench.test> proto=ESMTP helo=<x>");
+        assert_eq!(i(&r, C::smtp_code), Some(550));
+        assert_eq!(s(&r, C::reason), Some("<nouser1@bench.test>: Recipient address rejected: User unknown in local recipient table"));
     }
 
     #[test]
