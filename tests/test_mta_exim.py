@@ -461,6 +461,51 @@ def test_syslog_relayed_deliveries_match_the_sink(landing_con, run):
     assert warnings == [("127.0.0.2", "Connection refused", len(refused))] and refused
 
 
+NODUP = RECORDED / "exim-syslog-nodup"
+# RFC 3339 stamp, the host, `exim[pid]: `, then Exim's own stamp with milliseconds and [pid]
+NODUP_LINE = re.compile(r"^\S+ \S+ exim\[(\d+)\]: (\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d{3}) \[(\d+)\] (.*)$")
+
+
+def test_syslog_without_duplication_in_rfc3339(landing_con):
+    """Exim logging to syslog with `syslog_duplication = false` and `log_selector = +all`,
+    through rsyslog's RFC 3339 format (the fixture's README): received and delivered, per run
+    and per minute, and the messages with a deferral or a failure equal eximstats'; each reject
+    is one line and counts once, as many as the 550s postal got; each line's time is Exim's
+    own stamp to the millisecond, its pid the tag's; no line is left as `other`."""
+    con = land_syslog(landing_con, NODUP)
+    oracle = eximstats(NODUP)
+    text = (ORACLES / NODUP.name / "eximstats.txt").read_text()
+    delayed, failed = map(
+        int, re.search(r"^\s+Received\s+\S+\s+\d+\s+\d+\s+(\d+)\s+\S+\s+(\d+)", text, re.M).groups()
+    )
+    counts = dict(con.execute("select counts_as, count(*) from raw.maillog group by 1").fetchall())
+    assert (counts["received"], counts["delivered"]) == (oracle["received"], oracle["delivered"])
+    for key in ("received", "delivered"):
+        q = f"select strftime(ts, '%H:%M'), count(*) from raw.maillog where counts_as = '{key}' group by 1"
+        assert dict(con.execute(q).fetchall()) == oracle[key + "_per_minute"], key
+    messages = con.execute(
+        "select count(distinct queue_id) filter (where counts_as = 'deferred'),"
+        " count(distinct queue_id) filter (where counts_as = 'bounced') from raw.maillog"
+    ).fetchone()
+    assert messages == (delayed, failed) and delayed > 0 and failed > 0
+
+    lines = [NODUP_LINE.match(t) for t in maillog_lines(NODUP)]
+    assert all(lines)
+    rejects = [m[4] for m in lines if " rejected RCPT <" in m[4]]
+    postal = postal_output(NODUP).read_text().splitlines()
+    postal_550 = sum(1 for ln in postal if ln.startswith("Server error:550"))
+    assert counts["rejected"] == len(rejects) == postal_550 > 0
+    # eximstats counts a host's `H=... Connection refused` as a reject too
+    refused = sum(1 for m in lines if re.search(r" H=\S+ \[[^\]]+\]:\d+ Connection refused$", m[4]))
+    assert oracle["rejects"] == len(rejects) + refused
+
+    want = [(datetime.strptime(m[2], "%Y-%m-%d %H:%M:%S.%f"), int(m[1])) for m in lines]
+    assert all(m[1] == m[3] for m in lines)
+    got = con.execute("select ts, pid from raw.maillog order by line_no").fetchall()
+    assert got == want
+    assert con.execute("select count(*) from raw.maillog where kind = 'other'").fetchone()[0] == 0
+
+
 PARTS = RECORDED / "exim-syslog-parts"
 
 
