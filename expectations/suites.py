@@ -351,12 +351,14 @@ MARTS += [
                 "ExpectColumnValuesToBeInSet",
                 {
                     "column": "final_status",
-                    # verify(8) probes end deliverable / undeliverable(-but-not-cached), never sent
+                    # verify(8) probes end deliverable / undeliverable(-but-not-cached), never
+                    # sent; a message a header or body check refused ends rejected
                     "value_set": [
                         "sent",
                         "deferred",
                         "bounced",
                         "expired",
+                        "rejected",
                         "queued",
                         "deliverable",
                         "undeliverable",
