@@ -352,13 +352,15 @@ MARTS += [
                 {
                     "column": "final_status",
                     # verify(8) probes end deliverable / undeliverable(-but-not-cached), never
-                    # sent; a message a header or body check refused ends rejected
+                    # sent; a message a header or body check refused ends rejected, one the
+                    # administrator deleted from the queue removed
                     "value_set": [
                         "sent",
                         "deferred",
                         "bounced",
                         "expired",
                         "rejected",
+                        "removed",
                         "queued",
                         "deliverable",
                         "undeliverable",

@@ -4,7 +4,8 @@ project, against counts taken from the raw syslog lines by regular expressions w
 Courier logs a message's arrival as courierd's `newmsg,id=ID`, each delivery attempt as
 `started,id=ID,...` and the module's outcome in the format of its libs/comctlfile.c
 (`id=ID,from=<s>,addr=<a>,size=N,success: TEXT` or `...,status: success|failure|deferred`),
-the message's end as `completed,id=ID`; courieresmtpd logs a refused command as
+the end of a delivery pass as `completed,id=ID` (the message's, unless the pass deferred or
+failed); courieresmtpd logs a refused command as
 `error,relay=IP,port=N,from=<s>,to=<r>: 550 ...`.
 """
 
@@ -32,6 +33,7 @@ STAMP = r"(\d{4}-\d\d-\d\dT\d\d:\d\d):\d\d\.\d+\+00:00 \S+ "
 DELIVERY = STAMP + r"courier\w+: id=[^,]+,from=<[^>]*>,addr=<[^>]*>(?:,size=\d+)?"
 PATTERNS = {
     "received": re.compile(STAMP + r"courierd: newmsg,id=\S+: "),
+    # the sample runs deliver locally, one line each (a relayed delivery logs both: RELAY below)
     "delivered": re.compile(DELIVERY + r"(?:,success: |,status: success$)"),
     "deferred": re.compile(DELIVERY + r",status: deferred$"),
     "bounced": re.compile(DELIVERY + r",status: failure$"),
@@ -114,3 +116,51 @@ def test_rejects_carry_the_code_the_client_got(landing, run):
         ).fetchall()
     )
     assert ours == {int(c): n for c, n in codes.items()}
+
+
+RELAY = ROOT / "tests" / "fixtures" / "recorded" / "courier-relay"
+
+
+def test_relay_retries_and_bounces_match_the_sink(landing_con):
+    """A recorded run relaying to an SMTP sink, with retries, bounces and expiry (the fixture's
+    README): received equals the `newmsg` lines; delivered the local deliveries plus the
+    messages the sink accepted (a relayed delivery's `success:` and `status: success` lines
+    are one delivery); deferred and bounced the sink's 450s and 550s plus courierd's own
+    refusals; each message is one message whatever its delivery passes; no Courier line of
+    the MTA is `other`."""
+    fid = 424320  # a file id of its own: the landing's parts folder may be shared
+    land_file(landing_con, MaillogParser(), RELAY / "maillog.gz", file_id=fid, year=2026)
+    lines = gzip.decompress((RELAY / "maillog.gz").read_bytes()).decode().splitlines()
+    sink = gzip.decompress(
+        (ROOT / "tests" / "fixtures" / "oracles" / RELAY.name / "sink.log.gz").read_bytes()
+    )
+    sink = [ln.split() for ln in sink.decode().splitlines()]
+    replies = Counter(r[-1] for r in sink if r[1] == "RCPT")
+    accepted = sum(1 for r in sink if r[1] == "DATA")
+    local = sum(1 for t in lines if re.search(r" courierlocal: id=.*,success: ", t))
+    refused = sum(
+        1 for t in lines if re.search(r" courierd: id=[^,]+,from=<[^>]*>,addr=<[^>]*>,status: failure$", t)
+    )
+    ids = {m[1] for t in lines if (m := re.search(r" courierd: newmsg,id=([^:]+): ", t))}
+    want = {
+        "received": len(ids),
+        "delivered": local + accepted,
+        "deferred": replies["450"],
+        "bounced": replies["550"] + refused,
+        "rejected": sum(1 for t in lines if PATTERNS["rejected"].search(t)),
+    }
+    rows = f"from raw.maillog where file_id = {fid}"
+    got = dict(
+        landing_con.execute(
+            f"select counts_as, count(*) {rows} and counts_as is not null group by 1"
+        ).fetchall()
+    )
+    assert got == want and accepted > 0 and refused > 0
+    messages = f"from raw.maillog_messages where file_id = {fid} and has_lines = 1"
+    assert landing_con.execute(f"select count(*), count(distinct queue_id) {messages}").fetchone() == (
+        len(ids),
+        len(ids),
+    )
+    other = landing_con.execute(f"select count(*) {rows} and kind = 'other' and program like 'courier%'")
+    other = other.fetchone()[0]
+    assert other == 0

@@ -20,7 +20,8 @@ from ingest.source import FileSource
 ROOT = Path(__file__).resolve().parents[1]
 RUNS = found(
     sorted((ROOT / "samples" / "mtas").glob("opensmtpd-*"))
-    + sorted((FIXTURES / "recorded").glob("opensmtpd-*")),
+    # postal alone loaded these (the relay run's hand sessions are refused too: RELAY below)
+    + sorted((FIXTURES / "recorded").glob("opensmtpd-*-maildir")),
     "OpenSMTPD runs",
 )
 
@@ -28,9 +29,9 @@ LINE = re.compile(r"^\S+T(\d\d:\d\d):\S+ \S+ smtpd\[\d+\]: [0-9a-f]{16} (.*)$")
 # what each count is, as the raw lines say it
 RAW = {
     "received": re.compile(r"^smtp message msgid=[0-9a-f]{8} "),
-    "delivered": re.compile(r"^m[dt]a delivery .* result=Ok "),
-    "deferred": re.compile(r"^m[dt]a delivery .* result=TempFail "),
-    "bounced": re.compile(r"^m[dt]a delivery .* result=PermFail "),
+    "delivered": re.compile(r"^m[dt]a delivery .* result=\"?Ok\"? "),
+    "deferred": re.compile(r"^m[dt]a delivery .* result=\"?TempFail\"? "),
+    "bounced": re.compile(r"^m[dt]a delivery .* result=\"?PermFail\"? "),
     "rejected": re.compile(r'^smtp failed-command .* result="[45]\d\d '),
 }
 # the project's counting (the parser's counts_as, read by int_maillog__lines): arrivals, deliveries by
@@ -107,3 +108,43 @@ def test_refused_recipients_are_the_clients_errors(landed, run):
     ).fetchall()
     assert {(stage, code) for _, stage, code, _ in got} == {("RCPT", 524)}
     assert Counter({to: n for to, *_, n in got}) == refused
+
+
+RELAY = FIXTURES / "recorded" / "opensmtpd-7-relay"
+
+
+def test_relay_replies_removals_and_what_is_left_queued(landing_con):
+    """A recorded 7.6 run relaying to an SMTP sink, with `smtpctl remove` (the fixture's README):
+    each count equals the raw lines'; the relayed deliveries equal the sink's 250s, 450s and
+    550s and carry its reply code; the messages still deferred at the end are the queue's;
+    each removed envelope is a delivery `removed`; no smtpd line is `other`."""
+    fid = 424330  # a file id of its own: the landing's parts folder may be shared
+    land_file(landing_con, MaillogParser(), RELAY / "maillog.gz", file_id=fid, year=2026)
+    con = landing_con
+    lines = raw_lines(RELAY)
+    rows = f"from raw.maillog where file_id = {fid}"
+    for key, where in COUNTED.items():
+        n = con.execute(f"select count(*) {rows} and {where}").fetchone()[0]
+        assert n == sum(1 for m in lines if RAW[key].search(m[2])), key
+    sink = gzip.decompress((FIXTURES / "oracles" / RELAY.name / "sink.log.gz").read_bytes()).decode()
+    replies = Counter(int(r.split()[-1]) for r in sink.splitlines() if r.split()[1] == "RCPT")
+    got = Counter(
+        dict(
+            con.execute(
+                f"select smtp_code, count(*) {rows} and kind = 'delivery' and mailer = 'mta' group by 1"
+            ).fetchall()
+        )
+    )
+    assert got == replies and set(replies) == {250, 450, 550}
+    queue = (FIXTURES / "oracles" / RELAY.name / "queue-at-end.txt").read_text().splitlines()
+    left = {ln.split("|")[0][:8] for ln in queue}
+    deferred = con.execute(
+        f"select list(queue_id order by queue_id) from raw.maillog_messages"
+        f" where file_id = {fid} and has_lines = 1 and final_status = 'deferred'"
+    ).fetchone()[0]
+    assert deferred == sorted(left)
+    text = gzip.decompress((RELAY / "maillog.gz").read_bytes()).decode()
+    removed = re.findall(r" relay: Remove for ([0-9a-f]{8})[0-9a-f]{8}: ", text)
+    got = con.execute(f"select list(queue_id order by line_no) {rows} and status = 'removed'").fetchone()[0]
+    assert got == removed and removed
+    assert con.execute(f"select count(*) {rows} and kind = 'other'").fetchone()[0] == 0

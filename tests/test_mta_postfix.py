@@ -74,3 +74,50 @@ def test_a_header_check_refuses_the_message(landing_con):
     assert rejected == [(q, 0) for q, _, _ in want]
     delivered = landing_con.execute(f"select sum(delivered_recipients) {messages}").fetchone()[0]
     assert delivered == pflogsumm_saved(RUN.name)["delivered"]
+
+
+MILTER = FIXTURES / "recorded" / "postfix-310-milter"
+MILTER_REFUSAL = re.compile(
+    r" postfix/cleanup\[\d+\]: (\w+): milter-reject: END-OF-MESSAGE from \S+: (\d\.\d+\.\d+) ([^;]*);"
+)
+
+
+def test_a_milters_refusals_and_the_queues_end(landing_con):
+    """A recorded run with a milter, a relay that requires TLS, a recipient limit and
+    `postsuper -d` (the fixture's README): the totals equal pflogsumm's; each end-of-data
+    refusal is one the milter logged deciding, with the line's enhanced code and text, and its
+    message ends `rejected`; the messages deleted with postsuper end `removed`; those still
+    deferred are the queue's at the end; no line is `other`."""
+    fid = 424340  # a file id of its own: the landing's parts folder may be shared
+    land_file(landing_con, MaillogParser(), MILTER / "maillog.gz", file_id=fid, year=2026)
+    con = landing_con
+    rows = f"from raw.maillog where file_id = {fid}"
+    counted = dict(
+        con.execute(f"select counts_as, count(*) {rows} and counts_as is not null group by 1").fetchall()
+    )
+    deferred = con.execute(f"select count(distinct queue_id) {rows} and counts_as = 'deferred'").fetchone()[0]
+    got = {k: counted.get(k, 0) for k in TOTALS} | {"deferred": deferred}
+    assert got == pflogsumm_saved(MILTER.name)
+
+    lines = gzip.decompress((MILTER / "maillog.gz").read_bytes()).decode().splitlines()
+    want = sorted(m.groups() for m in map(MILTER_REFUSAL.search, lines) if m)
+    decisions = (FIXTURES / "oracles" / MILTER.name / "milter.log").read_text().split()
+    assert len(want) == decisions.count("reject") + decisions.count("tempfail") > 0
+    got = con.execute(
+        f"""select queue_id, enhanced_code, reason {rows}
+            and kind = 'reject' and program = 'postfix/cleanup' order by 1"""
+    ).fetchall()
+    assert got == want
+
+    messages = f"from raw.maillog_messages where file_id = {fid} and has_lines = 1"
+
+    def final(status: str) -> list[str]:
+        q = f"select list(queue_id order by queue_id) {messages} and final_status = '{status}'"
+        return con.execute(q).fetchone()[0] or []
+
+    assert final("rejected") == sorted({q for q, _, _ in want})
+    deleted = [m[1] for t in lines if (m := re.search(r" postfix/postsuper\[\d+\]: (\w+): removed$", t))]
+    assert final("removed") == sorted(deleted) and deleted
+    queue = (FIXTURES / "oracles" / MILTER.name / "postqueue-at-end.txt").read_text()
+    assert final("deferred") == sorted(re.findall(r"^([0-9A-F]{6,})\s+\d+ ", queue, re.M))
+    assert con.execute(f"select count(*) {rows} and kind = 'other'").fetchone()[0] == 0

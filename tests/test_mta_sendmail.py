@@ -409,3 +409,45 @@ def test_max_children_and_a_lost_client_match_mailstats_and_the_sink(landing_con
     assert got == (refused, lost, lost)
     other = f"select count(*) from raw.maillog where file_id = {fid} and kind = 'other'"
     assert con.execute(other).fetchone()[0] == 0
+
+
+QUEUE_ONLY = ROOT / "tests" / "fixtures" / "recorded" / "sendmail-818-queue-only"
+
+
+def test_queue_only_relay_matches_mailstats_the_sink_and_the_queue(landing_con):
+    """A recorded sendmail 8.18 run delivering from the queue only, relaying to a sink that
+    defers and refuses (the fixture's README): messages received plus notices and deliveries
+    equal mailstats'; deferrals equal the sink's 450s, bounces the `dsn=5` lines, rejects the
+    `User unknown` lines; the messages still deferred at the end are `mailq`'s; an unreadable
+    .forward is a warning; no sendmail line is left as `other`."""
+    fid = 424350  # a file id of its own: the landing's parts folder may be shared
+    land_file(landing_con, MaillogParser(), QUEUE_ONLY / "maillog.gz", file_id=fid, year=2026)
+    con = landing_con
+    oracle = mailstats(QUEUE_ONLY)
+    rows = f"from raw.maillog where file_id = {fid}"
+    n = {k: con.execute(f"select count(*) {rows} and {w}").fetchone()[0] for k, w in COUNTED.items()}
+    notices = con.execute(f"select count(*) {rows} and kind = 'bounce_notice'").fetchone()[0]
+    assert (n["received"] + notices, n["delivered"]) == (oracle["from"], oracle["to"])
+    lines = gzip.decompress((QUEUE_ONLY / "maillog.gz").read_bytes()).decode().splitlines()
+    sink = gzip.decompress((ORACLES / QUEUE_ONLY.name / "sink.log.gz").read_bytes()).decode()
+    replies = Counter(r.split()[-1] for r in sink.splitlines() if r.split()[1] == "RCPT")
+    counted = dict(con.execute(f"select counts_as, count(*) {rows} group by 1").fetchall())
+    bounced = sum(1 for t in lines if re.search(r": to=.*, dsn=5\.", t))
+    unknown = sum(1 for t in lines if re.search(r": <[^>]+>\.\.\. User unknown$", t))
+    assert (counted["deferred"], counted["bounced"], counted["rejected"]) == (
+        replies["450"],
+        bounced,
+        unknown,
+    )
+    queue = (ORACLES / QUEUE_ONLY.name / "mailq-at-end.txt").read_text()
+    deferred = con.execute(
+        f"select list(queue_id order by queue_id) from raw.maillog_messages"
+        f" where file_id = {fid} and has_lines = 1 and final_status = 'deferred'"
+    ).fetchone()[0]
+    assert deferred == sorted(re.findall(r"^(\w{14})\s+\d+ ", queue, re.M))
+    forward = sum(1 for t in lines if re.search(r": forward \S+: Permission denied$", t))
+    got = con.execute(
+        f"select count(*) filter (where kind = 'warning' and detail like 'forward %'),"
+        f" count(*) filter (where kind = 'other') {rows}"
+    ).fetchone()
+    assert got == (forward, 0) and forward > 0

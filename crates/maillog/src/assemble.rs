@@ -79,6 +79,7 @@ struct Open {
     deferrals: i64,
     bounced: i64,
     rejected: bool, // a reject line counted (a header or body check, a milter, after DATA)
+    deleted: bool,  // its `removed` line says the administrator took it out (`postsuper -d`)
     last: Option<Last>,
     buf: Vec<u8>,
 }
@@ -239,6 +240,8 @@ impl Batch {
         let last = m.last.as_ref().map_or_else(Last::default, |l| Last { ..*l });
         let status: &[u8] = if last.is_expired {
             EXPIRED
+        } else if m.deleted {
+            b"removed"
         } else if m.last.is_none() && m.rejected {
             REJECTED // refused after it had its queue id, and never delivered
         } else {
@@ -516,6 +519,7 @@ impl Assembler {
                 m.rejected |= stage.is_some_and(|x| !matches!(x, b"RCPT" | b"MAIL" | b"CONNECT" | b"HELO" | b"EHLO" | b"VRFY" | b"ETRN"));
             }
             if k == Some(b"removed") {
+                m.deleted |= s(3, &mut cur_s) == Some(b"removed".as_slice());
                 if let Some((q, m)) = self.open.remove_entry(q) {
                     self.out.push(q.bytes(), m);
                 }
@@ -686,6 +690,22 @@ mod tests {
         let mut a = Assembler::new(7 * 86_400_000_000);
         fed(&mut a, 1, &waiting);
         assert_eq!(col_s(&a.finish(), M::final_status, 0), b"queued");
+    }
+
+    #[test]
+    fn a_message_deleted_from_the_queue_is_removed() {
+        // Postfix 3.10: deferred, then `postsuper -d`; qmgr's own `removed` ends a delivered one
+        let text = "Nov 21 22:00:01 mx postfix/smtpd[1]: ABC125: client=a[1.2.3.4]\n\
+            Nov 21 22:00:02 mx postfix/qmgr[2]: ABC125: from=<s@x>, size=100, nrcpt=1 (queue active)\n\
+            Nov 21 22:00:03 mx postfix/smtp[3]: ABC125: to=<r@y>, relay=none, delay=1, delays=1/0/0/0, dsn=4.4.1, status=deferred (connect to y[5.6.7.8]:25: Connection refused)\n\
+            Nov 21 22:00:09 mx postfix/postsuper[9]: ABC125: removed\n";
+        let mut a = Assembler::new(7 * 86_400_000_000);
+        fed(&mut a, 1, &format!("{text}{ONE}"));
+        let b = a.finish();
+        assert_eq!(b.len, 2);
+        assert_eq!(col_s(&b, M::final_status, 0), b"removed");
+        assert_eq!(col_i(&b, M::deferrals, 0), 1);
+        assert_eq!(col_s(&b, M::final_status, 1), b"sent");
     }
 
     #[test]

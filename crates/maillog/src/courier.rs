@@ -86,6 +86,12 @@ fn courierd<'a>(row: &mut Row<'a>, m: &'a [u8]) {
         b"removed"
     } else if m.starts_with(b"Waiting.") {
         b"status"
+    } else if m.starts_with(b"id=") && find(m, b",addr=<").is_some() {
+        // courierd refusing a recipient itself (`...,addr=<nouser1@dom>: 550 User <nouser1>
+        // unknown`, then `...,status: failure`): the delivery modules' format
+        return delivery(row, b"courierd", m);
+    } else if is_daemon_note(m) {
+        b"master"
     } else {
         b"other"
     };
@@ -93,6 +99,25 @@ fn courierd<'a>(row: &mut Row<'a>, m: &'a [u8]) {
         row.so(C::queue_id, id.and_then(nonempty));
     }
     row.s(C::kind, kind);
+}
+
+/// courierd's own start and stop: its modules loaded, installed, initialised and started,
+/// its queue's limits and purges (`Started ./courierlocal, pid=276, maxdels=10, ...`,
+/// `SHUTDOWN: Stopping...`).
+fn is_daemon_note(m: &[u8]) -> bool {
+    [
+        b"Loading STATIC transport module".as_slice(),
+        b"Installing ",
+        b"Installed: module.",
+        b"Initializing ",
+        b"Started ./courier",
+        b"Purging /",
+        b"queuelo=",
+        b"SHUTDOWN: ",
+        b"Courier ",
+    ]
+    .iter()
+    .any(|w| m.starts_with(w))
 }
 
 fn esmtpd<'a>(row: &mut Row<'a>, m: &'a [u8]) {
@@ -158,7 +183,8 @@ fn delivery<'a>(row: &mut Row<'a>, prog: &'a [u8], m: &'a [u8]) {
         return;
     };
     row.so(C::recipient, nonempty(&a[..close]));
-    row.so(C::mailer, prog.strip_prefix(b"courier").and_then(nonempty));
+    // the module (`local`, `esmtp`, `dsn`, ...); none when courierd refused the address itself
+    row.so(C::mailer, prog.strip_prefix(b"courier").filter(|&x| x != b"d").and_then(nonempty));
     let mut r = &a[close + 1..];
     if let Some(s) = r.strip_prefix(b",size=") {
         let n = run(s, is_digit);

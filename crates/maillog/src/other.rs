@@ -372,6 +372,12 @@ pub fn sendmail<'a>(row: &mut Row<'a>, b: &'a [u8]) {
             split_host(row, c, C::client_host, C::client_ip, C::client_port);
         }
         row.s(C::reason, b);
+    } else if b.starts_with(b"forward ") && find(b, b": ").is_some() {
+        // `forward /home/u/.forward: Permission denied`: a recipient's .forward file could not
+        // be read (the delivery goes on to the mailbox)
+        row.s(C::kind, b"warning");
+        row.s(C::severity, b"warning");
+        row.s(C::detail, b);
     } else if b.starts_with(b"SYSERR") {
         row.s(C::kind, b"error");
         row.s(C::severity, b"error");
@@ -419,17 +425,31 @@ fn sm_client<'a>(row: &mut Row<'a>, r: &'a [u8]) {
 /// its main and its reject log twice, one call after the other: a reject reaches the file as
 /// two identical lines of one pid. The second, the next line of that pid with the same text,
 /// is noise `exim_syslog_duplicate`; a pair split by a chunk boundary counts twice (rare).
+///
+/// A Courier module that logs a delivery's reply as `...,success: TEXT` may log its outcome
+/// after it too, `...,status: success` (Courier's ctlfile_append_reply, for
+/// COMCTLFILE_DELSUCCESS_NOLOG: courieresmtp's relayed deliveries). That second line of the
+/// same queue id and recipient is `delivery_status`: the delivery counts once. courierd logs
+/// `completed,id=` after every delivery pass; after a pass with a deferral or a failure it is
+/// `pass_completed`, and the message goes on (a retry, the bounce's own pass).
 #[derive(Default)]
 pub struct AcrossLines {
     ids: Vec<Vec<u8>>,
     /// per Exim pid, the text of its last line if that was a reject
     exim_rejects: HashMap<i64, Vec<u8>>,
+    /// Courier deliveries logged with their text, waiting for a `status: success` line
+    courier_sent: Vec<(Vec<u8>, Vec<u8>)>,
+    /// Courier queue ids with a deferral or a failure in their current delivery pass
+    courier_pending: Vec<Vec<u8>>,
 }
 
 impl AcrossLines {
     pub fn see(&mut self, row: &mut Row) {
         if matches!(row.get_s(C::program), Some(b"exim" | b"exim4")) {
             return self.exim_duplicate(row);
+        }
+        if row.get_s(C::program).is_some_and(crate::courier::is_mta) {
+            return self.courier_outcome(row);
         }
         if !matches!(row.get_s(C::program), Some(b"sendmail" | b"sm-mta")) {
             return;
@@ -454,6 +474,45 @@ impl AcrossLines {
 }
 
 impl AcrossLines {
+    fn courier_outcome(&mut self, row: &mut Row) {
+        let Some(id) = row.get_s(C::queue_id) else { return };
+        let kind = row.get_s(C::kind);
+        if kind == Some(b"removed".as_slice()) {
+            // courierd's `completed,id=` ends a delivery pass; after a deferral (a retry
+            // follows) or a failure (a pass that sends the bounce follows) not the message
+            if let Some(i) = self.courier_pending.iter().position(|x| x.as_slice() == id) {
+                self.courier_pending.remove(i);
+                row.s(C::kind, b"pass_completed");
+            }
+            return;
+        }
+        if kind != Some(b"delivery".as_slice()) {
+            return;
+        }
+        if matches!(row.get_s(C::status), Some(b"deferred" | b"bounced")) {
+            if !self.courier_pending.iter().any(|x| x.as_slice() == id) {
+                if self.courier_pending.len() >= 1024 {
+                    self.courier_pending.remove(0);
+                }
+                self.courier_pending.push(id.to_vec());
+            }
+            return;
+        }
+        if row.get_s(C::status) != Some(b"sent".as_slice()) {
+            return;
+        }
+        let Some(to) = row.get_s(C::recipient) else { return };
+        if row.get_s(C::status_text).is_some() {
+            if self.courier_sent.len() >= 64 {
+                self.courier_sent.remove(0);
+            }
+            self.courier_sent.push((id.to_vec(), to.to_vec()));
+        } else if let Some(i) = self.courier_sent.iter().position(|(a, b)| a.as_slice() == id && b.as_slice() == to) {
+            self.courier_sent.remove(i);
+            row.s(C::kind, b"delivery_status");
+        }
+    }
+
     fn exim_duplicate(&mut self, row: &mut Row) {
         // through syslog only (a host, the tag's pid): Exim's own mainlog writes each line once
         let (Some(pid), Some(_), Some(text)) = (row.get_i(C::pid), row.get_s(C::host), row.get_s(C::message)) else {
@@ -1634,6 +1693,20 @@ fn osmtpd_kv<'a>(m: &'a [u8], key: &[u8]) -> Option<&'a [u8]> {
     })
 }
 
+/// A remote's reply as OpenSMTPD's `mta delivery` gives it in `stat=`: `550 5.1.1 no such user`.
+fn osmtpd_reply<'a>(row: &mut Row<'a>, stat: &'a [u8]) {
+    if !(stat.len() >= 4 && matches!(stat[0], b'2' | b'4' | b'5') && stat[1..3].iter().all(|&c| is_digit(c)) && stat[3] == b' ') {
+        return;
+    }
+    row.i(C::smtp_code, to_i32(&stat[..3]));
+    let t = &stat[4..];
+    if let Some(e) = enh_greedy(t) {
+        row.s(C::enhanced_code, &t[..e]);
+        row.s(C::dsn, &t[..e]);
+    }
+    row.so(C::reply_text, nonempty(t));
+}
+
 /// OpenSMTPD's message id: an envelope id's first 8 hex digits (`evpid=beb899ffd97d5ffb` is
 /// of `msgid=beb899ff`).
 fn osmtpd_msgid(evpid: Option<&[u8]>) -> Option<&[u8]> {
@@ -1656,6 +1729,18 @@ pub fn opensmtpd<'a>(row: &mut Row<'a>, m: &'a [u8]) {
         row.s(C::kind, b"warning");
         row.s(C::severity, b"warning");
         row.s(C::detail, r);
+        return;
+    }
+    if let Some(r) = m.strip_prefix(b"relay: Remove for ") {
+        // `relay: Remove for <evpid>: from=<s>, to=<r>, rcpt=<->, delay=23s, stat=Removed by
+        // administrator`: an envelope `smtpctl remove` took out of the queue (not counted)
+        row.s(C::kind, b"delivery");
+        row.s(C::status, b"removed");
+        let evpid = upto(r, b':');
+        row.so(C::queue_id, osmtpd_msgid(Some(evpid)));
+        row.so(C::sender, angle_opt_after(r, b" from=").and_then(nonempty));
+        row.so(C::recipient, angle_opt_after(r, b", to=").and_then(nonempty));
+        row.so(C::status_text, each_after(r, b", stat=", Some).and_then(nonempty));
         return;
     }
     let n = run(m, |c| c.is_ascii_hexdigit());
@@ -1705,8 +1790,35 @@ pub fn opensmtpd<'a>(row: &mut Row<'a>, m: &'a [u8]) {
             _ => None,
         };
         row.so(C::status, status);
-        // `stat=` closes the line, unquoted, spaces and all
-        row.so(C::status_text, each_after(r, b" stat=", Some).and_then(nonempty));
+        // `stat=` closes the line, spaces and all; quoted by 7.x (`stat="550 5.1.1 no such user"`)
+        let stat = each_after(r, b" stat=", Some).map(|t| t.strip_prefix(b"\"").and_then(|t| t.strip_suffix(b"\"")).unwrap_or(t));
+        row.so(C::status_text, stat.and_then(nonempty));
+        if r.starts_with(b"mta ") {
+            // the remote's reply and where it was: `relay="127.0.0.1 (localhost)"`
+            osmtpd_reply(row, stat.unwrap_or(b""));
+            if let Some(rl) = osmtpd_kv(r, b"relay") {
+                let ip = upto(rl, b' ');
+                row.so(C::relay_ip, nonempty(ip));
+                let host = rl[ip.len()..].trim_ascii().strip_prefix(b"(").and_then(|h| h.strip_suffix(b")"));
+                row.so(C::relay_host, host.and_then(nonempty));
+            }
+        }
+    } else if let Some(c) = r.strip_prefix(b"mta connecting ") {
+        // a relay session to the next hop: `mta connecting address=smtp://127.0.0.1:2526
+        // host=localhost`, `mta connected`, `mta disconnected reason=quit messages=31`
+        row.s(C::kind, b"relay_connect");
+        row.so(C::relay, osmtpd_kv(c, b"address").and_then(nonempty));
+        row.so(C::relay_host, osmtpd_kv(c, b"host").and_then(nonempty));
+    } else if r == b"mta connected" {
+        row.s(C::kind, b"relay_connect");
+    } else if let Some(c) = r.strip_prefix(b"mta disconnected ") {
+        row.s(C::kind, b"relay_disconnect");
+        row.so(C::reason, osmtpd_kv(c, b"reason").and_then(nonempty));
+    } else if r.starts_with(b"mta ") && run(&r[4..], |c| c.is_ascii_lowercase() || c == b'-') == r.len() - 4 {
+        // `mta host-rejects-all-mails`, `mta error-...`: the relay session's verdict on the host
+        row.s(C::kind, b"warning");
+        row.s(C::severity, b"warning");
+        row.s(C::detail, &r[4..]);
     } else if r.starts_with(b"smtp failed-command ") {
         let reply = osmtpd_kv(r, b"result").unwrap_or(b"");
         if !(reply.len() >= 4 && matches!(reply[0], b'4' | b'5') && reply[1..3].iter().all(|&c| is_digit(c)) && reply[3] == b' ') {
@@ -2277,6 +2389,45 @@ mod tests {
         assert_eq!(s(&r, C::enhanced_code), Some("5.2.4"));
         assert_eq!(s(&r, C::recipient), Some("nouser3@bench.test"));
         assert_eq!(s(&r, C::queue_id), None);
+    }
+
+    #[test]
+    fn opensmtpd_7_relay_sessions_replies_and_removed_envelopes() {
+        // OpenSMTPD 7.6 (Debian 13) relaying to an SMTP sink; `smtpctl remove` of an envelope
+        let line = os("86c57dc1b194302a mta delivery evpid=086d758652c6c900 from=<tempfail1@sink.test> to=<reject1@sink.test> rcpt=<-> source=\"127.0.0.1\" relay=\"127.0.0.1 (localhost)\" delay=1s result=\"PermFail\" stat=\"550 5.1.1 no such user\"");
+        let r = parsed(&line);
+        assert_eq!((s(&r, C::kind), s(&r, C::status)), (Some("delivery"), Some("bounced")));
+        assert_eq!((i(&r, C::smtp_code), s(&r, C::enhanced_code)), (Some(550), Some("5.1.1")));
+        assert_eq!(s(&r, C::status_text), Some("550 5.1.1 no such user"));
+        assert_eq!((s(&r, C::relay_ip), s(&r, C::relay_host)), (Some("127.0.0.1"), Some("localhost")));
+        assert_eq!(s(&r, C::queue_id), Some("086d7586"));
+        for (rest, kind) in [
+            ("86c57dc1b194302a mta connecting address=smtp://127.0.0.1:2526 host=localhost", "relay_connect"),
+            ("86c57dc1b194302a mta connected", "relay_connect"),
+            ("86c57dc1b194302a mta disconnected reason=quit messages=31", "relay_disconnect"),
+            ("86c57dc1b194302a mta host-rejects-all-mails", "warning"),
+        ] {
+            let line = os(rest);
+            assert_eq!(s(&parsed(&line), C::kind), Some(kind), "{rest}");
+        }
+        let line = os("relay: Remove for 070cacfe860fae41: from=<user1@sink.test>, to=<tempfail2@sink.test>, rcpt=<->, delay=23s, stat=Removed by administrator");
+        let r = parsed(&line);
+        assert_eq!((s(&r, C::kind), s(&r, C::status)), (Some("delivery"), Some("removed")));
+        assert_eq!(crate::classify::counts_as(&r), None);
+        assert_eq!((s(&r, C::queue_id), s(&r, C::recipient)), (Some("070cacfe"), Some("tempfail2@sink.test")));
+        // an mda delivery's `stat=` stays as it is
+        let line = os("86c57db99363091c mda delivery evpid=340a620a6bb2900e from=<user37@bench.test> to=<user19@bench.test> rcpt=<user19@bench.test> user=vmail delay=0s result=Ok stat=Delivered");
+        let r = parsed(&line);
+        assert_eq!((s(&r, C::status_text), i(&r, C::smtp_code)), (Some("Delivered"), None));
+    }
+
+    #[test]
+    fn sendmail_unreadable_forward_file_is_a_warning() {
+        // sendmail 8.18 (Debian 13), users whose home is /nonexistent
+        let line = sm("6AS3qZsA000113: forward /nonexistent/.forward.vm: Permission denied");
+        let r = parsed(&line);
+        assert_eq!((s(&r, C::kind), s(&r, C::queue_id)), (Some("warning"), Some("6AS3qZsA000113")));
+        assert_eq!(s(&r, C::detail), Some("forward /nonexistent/.forward.vm: Permission denied"));
     }
 
     #[test]

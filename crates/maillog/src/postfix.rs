@@ -208,6 +208,9 @@ fn is_cleanup_check(b: &[u8]) -> bool {
 pub fn parse<'a>(row: &mut Row<'a>, prog: &'a [u8], b: &'a [u8], has_qid: bool, has_q: bool) {
     let kind = kind_of(prog, b, has_qid, has_q);
     row.s(C::kind, kind);
+    if kind == b"removed" && crate::classify::postfix_daemon(prog) == b"postsuper" {
+        row.s(C::status, b"removed"); // `postsuper -d`: deleted from the queue, not delivered
+    }
     match kind {
         b"delivery" => delivery(row, b),
         b"qmgr_from" => qmgr_from(row, b),
@@ -580,18 +583,19 @@ fn reject<'a>(row: &mut Row<'a>, b: &'a [u8]) {
         start = start + i + 1;
     }
     if !coded {
-        // cleanup's header/body checks: `... helo=<h>: 5.7.1 text` (no SMTP code: smtpd adds
-        // it to its reply); the text follows the last `>: `
-        if let Some(p) = memchr::memmem::rfind(b, b">: ") {
-            let mut t = &b[p + 3..];
-            if let Some(n) = enhanced_len(t) {
-                if t.get(n) == Some(&b' ') {
-                    row.s(C::enhanced_code, &t[..n]);
-                    t = &t[n + 1..];
-                }
-            }
-            row.so(C::reason, nonempty(t));
-            row.so(C::reply_text, nonempty(t));
+        // cleanup's refusals carry no SMTP code (smtpd adds it to its reply), only an enhanced
+        // code and the text: a header or body check's `... helo=<h>: 5.7.1 text`, a milter's
+        // `... from host[ip]: 5.7.1 text; from=<s> to=<r> ...`; the last `: ` so followed
+        let coded_text = memchr::memmem::find_iter(b, b": ").filter_map(|p| {
+            let t = &b[p + 2..];
+            let n = enhanced_len(t)?;
+            (t.get(n) == Some(&b' ')).then(|| (&t[..n], &t[n + 1..]))
+        });
+        if let Some((code, text)) = coded_text.last() {
+            row.s(C::enhanced_code, code);
+            let text = upto(text, b';');
+            row.so(C::reason, nonempty(text));
+            row.so(C::reply_text, nonempty(text));
         }
     }
     let s1 = angle_after(b, b"; from=<").and_then(nonempty);
@@ -873,6 +877,11 @@ mod variant_lines {
         let r = parse(b"2026-11-28T03:30:08.416005+00:00 vm postfix/cleanup[292]: 6553254068D: removed (canceled)");
         assert_eq!(s(&r, C::kind), Some("removed"));
         assert_eq!(s(&r, C::queue_id), Some("6553254068D"));
+        // a milter's refusal at the end of the data, in cleanup
+        let r = parse(b"2026-11-28T03:51:40.134511+00:00 vm postfix/cleanup[281]: 50BF555E355: milter-reject: END-OF-MESSAGE from localhost[127.0.0.1]: 5.7.1 Message rejected by bench milter; from=<user5@bench.test> to=<user1@sink.test> proto=ESMTP helo=<localhost>");
+        assert_eq!((s(&r, C::kind), s(&r, C::reject_stage)), (Some("reject"), Some("END-OF-MESSAGE")));
+        assert_eq!((s(&r, C::enhanced_code), s(&r, C::reason)), (Some("5.7.1"), Some("Message rejected by bench milter")));
+        assert_eq!((s(&r, C::sender), s(&r, C::recipient)), (Some("user5@bench.test"), Some("user1@sink.test")));
         // smtpd's own rejects keep their code and text
         let r = parse(b"Nov 27 21:38:28 vm postfix/smtpd[3744]: NOQUEUE: reject: RCPT from unknown[127.0.0.1]: 550 5.1.1 <nouser1@bench.test>: Recipient address rejected: User unknown in local recipient table; from=<a@b> to=<nouser1@bench.test> proto=ESMTP helo=<x>");
         assert_eq!(i(&r, C::smtp_code), Some(550));
