@@ -509,6 +509,7 @@ pub fn known_program(prog: &[u8]) -> bool {
         || crate::mailbox::courier_service(prog).is_some()
         || prog == b"opendkim"
         || prog == b"opendmarc"
+        || prog == b"smtpd" // OpenSMTPD
 }
 
 /// A parsed row of a known program the parser did not understand (kind `other`).
