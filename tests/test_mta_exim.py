@@ -382,14 +382,9 @@ def land_syslog(con, run: Path):
     return con
 
 
-@pytest.mark.parametrize("run", SYSLOG_RUNS, ids=lambda p: p.name)
-def test_syslog_counts_match_eximstats_and_postal(landing_con, run):
-    """Exim logging to syslog (the fixture's README): received and delivered, per run and per
-    minute, and the messages with a deferral or a failure equal eximstats'; each reject, which
-    `syslog_duplication` writes twice (main and reject log), counts once: as many as the 550s
-    postal got; no line is left as `other`."""
-    con = land_syslog(landing_con, run)
-    oracle = eximstats(run)
+def assert_syslog_counts(con, run: Path, oracle: dict) -> dict:
+    """Received and delivered, per run and per minute, and the messages with a deferral or a
+    failure, against eximstats' ("Delayed" and "Failed"); returns the counts per `counts_as`."""
     text = (ORACLES / run.name / "eximstats.txt").read_text()
     delayed, failed = map(
         int, re.search(r"^\s+Received\s+\S+\s+\d+\s+\d+\s+(\d+)\s+\S+\s+(\d+)", text, re.M).groups()
@@ -404,6 +399,18 @@ def test_syslog_counts_match_eximstats_and_postal(landing_con, run):
         " count(distinct queue_id) filter (where counts_as = 'bounced') from raw.maillog"
     ).fetchone()
     assert messages == (delayed, failed) and delayed > 0 and failed > 0
+    return counts
+
+
+@pytest.mark.parametrize("run", SYSLOG_RUNS, ids=lambda p: p.name)
+def test_syslog_counts_match_eximstats_and_postal(landing_con, run):
+    """Exim logging to syslog (the fixture's README): received and delivered, per run and per
+    minute, and the messages with a deferral or a failure equal eximstats'; each reject, which
+    `syslog_duplication` writes twice (main and reject log), counts once: as many as the 550s
+    postal got; no line is left as `other`."""
+    con = land_syslog(landing_con, run)
+    oracle = eximstats(run)
+    counts = assert_syslog_counts(con, run, oracle)
 
     lines = syslog_lines(run)
     rejects = [(m[2], t) for m, t in lines if " rejected RCPT <" in t]
@@ -474,20 +481,7 @@ def test_syslog_without_duplication_in_rfc3339(landing_con):
     own stamp to the millisecond, its pid the tag's; no line is left as `other`."""
     con = land_syslog(landing_con, NODUP)
     oracle = eximstats(NODUP)
-    text = (ORACLES / NODUP.name / "eximstats.txt").read_text()
-    delayed, failed = map(
-        int, re.search(r"^\s+Received\s+\S+\s+\d+\s+\d+\s+(\d+)\s+\S+\s+(\d+)", text, re.M).groups()
-    )
-    counts = dict(con.execute("select counts_as, count(*) from raw.maillog group by 1").fetchall())
-    assert (counts["received"], counts["delivered"]) == (oracle["received"], oracle["delivered"])
-    for key in ("received", "delivered"):
-        q = f"select strftime(ts, '%H:%M'), count(*) from raw.maillog where counts_as = '{key}' group by 1"
-        assert dict(con.execute(q).fetchall()) == oracle[key + "_per_minute"], key
-    messages = con.execute(
-        "select count(distinct queue_id) filter (where counts_as = 'deferred'),"
-        " count(distinct queue_id) filter (where counts_as = 'bounced') from raw.maillog"
-    ).fetchone()
-    assert messages == (delayed, failed) and delayed > 0 and failed > 0
+    counts = assert_syslog_counts(con, NODUP, oracle)
 
     lines = [NODUP_LINE.match(t) for t in maillog_lines(NODUP)]
     assert all(lines)

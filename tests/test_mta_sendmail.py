@@ -73,6 +73,17 @@ COUNTED = {
 }
 
 
+def assert_received_and_delivered(con, fid: int, oracle: dict) -> dict:
+    """Messages received plus the notices sendmail made (mailstats counts both as `from`), and
+    deliveries, against mailstats'; returns the file's counts per COUNTED key and `notices`."""
+    n = {
+        k: con.execute(f"select count(*) from raw.maillog where file_id = {fid} and {w}").fetchone()[0]
+        for k, w in COUNTED.items() | {"notices": "kind = 'bounce_notice'"}.items()
+    }
+    assert (n["received"] + n["notices"], n["delivered"]) == (oracle["from"], oracle["to"])
+    return n
+
+
 @pytest.mark.parametrize("run", RUNS, ids=lambda p: p.name)
 def test_totals_match_mailstats(landed, run):
     con = landed(run)
@@ -166,11 +177,7 @@ def test_loglevel_14_counts_match_mailstats_and_the_raw_lines(landing_con):
     land_file(landing_con, MaillogParser(), LOGLEVEL_14 / "maillog.gz", file_id=fid, year=2026)
     con = landing_con
     oracle = mailstats(LOGLEVEL_14)
-    n = {
-        k: con.execute(f"select count(*) from raw.maillog where file_id = {fid} and {w}").fetchone()[0]
-        for k, w in COUNTED.items() | {"notices": "kind = 'bounce_notice'"}.items()
-    }
-    assert (n["received"] + n["notices"], n["delivered"]) == (oracle["from"], oracle["to"])
+    assert_received_and_delivered(con, fid, oracle)
     transactions, idle = con.execute(
         "select count(*) filter (where kind in ('from', 'from_no_rcpt', 'from_aborted')),"
         " count(*) filter (where kind = 'idle_connection')"
@@ -376,11 +383,7 @@ def test_max_children_and_a_lost_client_match_mailstats_and_the_sink(landing_con
     land_file(landing_con, MaillogParser(), MAX_CHILDREN / "maillog.gz", file_id=fid, year=2026)
     con = landing_con
     oracle = mailstats(MAX_CHILDREN)
-    n = {
-        k: con.execute(f"select count(*) from raw.maillog where file_id = {fid} and {w}").fetchone()[0]
-        for k, w in COUNTED.items() | {"notices": "kind = 'bounce_notice'"}.items()
-    }
-    assert (n["received"] + n["notices"], n["delivered"]) == (oracle["from"], oracle["to"])
+    assert_received_and_delivered(con, fid, oracle)
     q = f"select counts_as, count(*) from raw.maillog where file_id = {fid} group by 1"
     counted = dict(con.execute(q).fetchall())
     assert counted["rejected"] == oracle["rejected"] > 0
@@ -425,9 +428,7 @@ def test_queue_only_relay_matches_mailstats_the_sink_and_the_queue(landing_con):
     con = landing_con
     oracle = mailstats(QUEUE_ONLY)
     rows = f"from raw.maillog where file_id = {fid}"
-    n = {k: con.execute(f"select count(*) {rows} and {w}").fetchone()[0] for k, w in COUNTED.items()}
-    notices = con.execute(f"select count(*) {rows} and kind = 'bounce_notice'").fetchone()[0]
-    assert (n["received"] + notices, n["delivered"]) == (oracle["from"], oracle["to"])
+    assert_received_and_delivered(con, fid, oracle)
     lines = gzip.decompress((QUEUE_ONLY / "maillog.gz").read_bytes()).decode().splitlines()
     sink = gzip.decompress((ORACLES / QUEUE_ONLY.name / "sink.log.gz").read_bytes()).decode()
     replies = Counter(r.split()[-1] for r in sink.splitlines() if r.split()[1] == "RCPT")
