@@ -121,3 +121,60 @@ def test_a_milters_refusals_and_the_queues_end(landing_con):
     queue = (FIXTURES / "oracles" / MILTER.name / "postqueue-at-end.txt").read_text()
     assert final("deferred") == sorted(re.findall(r"^([0-9A-F]{6,})\s+\d+ ", queue, re.M))
     assert con.execute(f"select count(*) {rows} and kind = 'other'").fetchone()[0] == 0
+
+
+LMTP_DOVECOT = FIXTURES / "recorded" / "postfix-310-lmtp-dovecot24"
+
+
+def test_lmtp_to_dovecot_with_its_own_log_file(landing_con):
+    """Postfix with long queue ids delivering over LMTP to Dovecot 2.4, which logs to a file of
+    its own (no host, no tag, a level after each prefix; the fixture's README): the maillog's
+    totals equal pflogsumm's; the Dovecot log is recognised as a mail log, no line of it is
+    `other`, and its saves, failed saves, logins, failed logins and logouts are as many as the
+    raw lines say."""
+    from ingest.parsers.maillog import MaillogParser as Parser
+
+    con = landing_con
+    fid, dfid = 424350, 424351  # file ids of their own: the landing's parts folder may be shared
+    land_file(con, Parser(), LMTP_DOVECOT / "maillog.gz", file_id=fid, year=2026)
+    rows = f"from raw.maillog where file_id = {fid}"
+    counted = dict(
+        con.execute(f"select counts_as, count(*) {rows} and counts_as is not null group by 1").fetchall()
+    )
+    deferred = con.execute(f"select count(distinct queue_id) {rows} and counts_as = 'deferred'").fetchone()[0]
+    got = {k: counted.get(k, 0) for k in TOTALS} | {"deferred": deferred}
+    assert got == pflogsumm_saved(LMTP_DOVECOT.name)
+
+    raw = gzip.decompress((LMTP_DOVECOT / "dovecot.log.gz").read_bytes()).decode()
+    assert Parser().sniff(raw[:20000], "dovecot.log") >= 95
+    counts = land_file(con, Parser(), LMTP_DOVECOT / "dovecot.log.gz", file_id=dfid, year=2026)
+    lines = raw.splitlines()
+    assert counts.total == len(lines) == counts.parsed
+    kinds = dict(
+        con.execute(f"select kind, count(*) from raw.maillog where file_id = {dfid} group by 1").fetchall()
+    )
+    assert "other" not in kinds, kinds
+    assert (
+        con.execute(
+            f"select count(*) from raw.maillog where file_id = {dfid} and program <> 'dovecot'"
+        ).fetchone()[0]
+        == 0
+    )
+
+    def n(pattern: str) -> int:
+        return sum(1 for t in lines if re.search(pattern, t))
+
+    want = {
+        "local_delivery": n(r"^\S+ +\d+ \S+ lmtp\([^)]*\)<\d+><[^>]+>: Info: msgid=.*: saved mail to "),
+        "local_delivery_failed": n(r": Info: msgid=.*: save failed to "),
+        "mailbox_login": n(r" (?:pop3|imap)-login: Info: Logged in: "),
+        "mailbox_auth_failed": n(r" (?:pop3|imap)-login: Info: Login aborted: .*\(auth failed"),
+        "mailbox_logout": n(r" (?:pop3|imap)\([^)]+\)<\d+><[^>]+>: Info: (?:Disconnected: )?Logged out"),
+    }
+    assert all(want.values()), want
+    assert {k: kinds.get(k, 0) for k in want} == want
+    users = con.execute(
+        f"""select count(*) from raw.maillog where file_id = {dfid}
+            and kind = 'local_delivery' and mailbox_user like '%@bench.test'"""
+    ).fetchone()[0]
+    assert users == want["local_delivery"]

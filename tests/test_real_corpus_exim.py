@@ -20,8 +20,23 @@ from pathlib import Path
 
 from test_real_corpus import CORPUS, RECALL_FLOOR, parsed
 
-EXIM_FILES = ("exim-testsuite.log", "fail2ban-exim.log", "fail2ban-exim-spam.log")
-OTHER_FILES = ("fail2ban-sendmail-auth.log", "fail2ban-qmail.log", "fail2ban-courier-smtp.log")
+FILE_FLOOR = 0.95  # share of one source's expected core fields
+
+EXIM_FILES = (
+    "exim-testsuite.log",
+    "fail2ban-exim.log",
+    "fail2ban-exim-spam.log",
+    "exim_exporter-mainlog.log",
+    "wazuh-exim.log",
+    "logstash-exim.log",
+)
+OTHER_FILES = (
+    "fail2ban-sendmail-auth.log",
+    "fail2ban-qmail.log",
+    "fail2ban-courier-smtp.log",
+    "fluent-sendmail.log",
+    "mozilla-sendmail.log",
+)
 
 STAMP = r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d(?:\.\d+)?(?: [-+]\d{4})?"
 # Exim's own stamp, through syslog possibly after (or instead of) a syslog head, then the
@@ -159,11 +174,27 @@ def expected_other(line: str) -> dict:
         if m := SM_QID.match(msg):
             exp["queue_id"] = m.group(1)
             msg = msg[m.end() :]
+        hosts = re.findall(r"relay=(?:([^\s,\[]+) )?\[([^\]]+)\]", msg)
         if m := re.match(r"^(?:(\S+) )?\[([^\]]+)\](?: \(may be forged\))?: possible SMTP attack", msg):
             _put(exp, "client", m.group(1), m.group(2), None)
-        elif hosts := re.findall(r"relay=(?:([^\s,\[]+) )?\[([^\]]+)\]", msg):
+        elif msg.startswith("to="):
+            # a delivery: `to=<a>[,<b>...], ..., relay=host [ip], dsn=, [reply=NNN X.Y.Z text,] stat=`
+            exp["recipient"] = re.match(r"to=<?([^>,\s]+)", msg).group(1)
+            if hosts:
+                _put(exp, "relay", *hosts[-1], None)
+            if m := re.search(r", stat=(Sent|Deferred)\b", msg):
+                exp["status"] = {"Sent": "sent", "Deferred": "deferred"}[m.group(1)]
+            if m := re.search(
+                r"(?:, reply=|, stat=Deferred: )([245]\d\d)[ -](?:([245]\.\d{1,3}\.\d{1,3}) )?", msg
+            ):
+                exp["smtp_code"] = int(m.group(1))
+                if m.group(2):
+                    exp["enhanced_code"] = m.group(2)
+        elif hosts:
             # a user name may hold `relay=`: sendmail's own field is the last
             _put(exp, "client", *hosts[-1], None)
+            if m := re.match(r"from=<?([^>,\s]*)>?,", msg):
+                exp["sender"] = m.group(1)
     elif prog == "qmail" or prog == "rblsmtpd":
         msg = re.sub(r"^\d+\.\d+ ", "", msg)  # splogger's stamp
         if m := re.match(r"^rblsmtpd: (\S+) pid \d+ \S+: ([245]\d\d) ", msg):
@@ -233,6 +264,9 @@ def test_core_field_recall(tmp_path, capsys):
             print(f"core-field recall, {name}: {got[name]}/{want[name]} = {got[name] / want[name]:.1%}")
     total, share = sum(want.values()), sum(got.values()) / sum(want.values())
     assert total > 1000  # the expectations cover the corpus, not a handful of lines
+    # and each source on its own: a small file's misses do not hide in the large ones
+    low = {n: f"{got[n]}/{want[n]}" for n in want if got[n] / want[n] < FILE_FLOOR}
+    assert not low, low
     assert share >= RECALL_FLOOR, f"{share:.3f}\n" + "\n".join(misses[:60])
 
 

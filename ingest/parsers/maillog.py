@@ -76,8 +76,17 @@ _SNIFF_EXIM = re.compile(
     re.M,
 )
 _SNIFF_QMAIL = re.compile(
-    # qmail-send's log, or qmail-smtpd's: `tcpserver -v` in front of it
-    r"^@4000[0-9a-f]{20} (?:new msg|info msg|starting delivery|delivery \d+|end msg|status:|tcpserver: )",
+    # qmail-send's log, or qmail-smtpd's: `tcpserver -v` in front of it; multilog's stamp, or
+    # the local time `tai64nlocal` made of it
+    r"^(?:@4000[0-9a-f]{20}|\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d+) "
+    r"(?:new msg|info msg|starting delivery|delivery \d+|end msg|status:|tcpserver: )",
+    re.M,
+)
+# Dovecot's own log file (`log_path`): a stamp, then the process's prefix and a level, no host
+_SNIFF_DOVECOT_OWN = re.compile(
+    r"^(?:[A-Z][a-z]{2} [ 0-9]?\d \d\d:\d\d:\d\d|\d{4}-\d\d-\d\d \d\d:\d\d:\d\d(?:\.\d+)?) "
+    r"(?:(?:pop3|imap|lmtp|lda|managesieve|submission)(?:-login)?|auth(?:-worker)?|master)"
+    r"(?:\([^)]*\))?(?:<[^>]*>)*: (?:Info|Warning|Error|Fatal|Panic): ",
     re.M,
 )
 
@@ -310,6 +319,7 @@ class MaillogParser(Parser):
         sample = "\n".join(lines)
         hits = sum(1 for _ in _SNIFF_SYSLOG.finditer(sample)) + sum(1 for _ in _SNIFF_EXIM.finditer(sample))
         hits += sum(1 for _ in _SNIFF_QMAIL.finditer(sample))
+        hits += sum(1 for _ in _SNIFF_DOVECOT_OWN.finditer(sample))
         hits += sum(1 for m in _SNIFF_JOURNAL.finditer(sample) if _JOURNAL_MAIL_PROGRAM.search(m.group()))
         share = hits / len(lines)
         if share >= 0.5:

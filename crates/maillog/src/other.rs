@@ -101,7 +101,10 @@ pub fn sendmail<'a>(row: &mut Row<'a>, b: &'a [u8]) {
         }
         // a program or file recipient is quoted: `to="|/etc/mail/smrsh/tempfail"`
         let unquoted = |t: &'a [u8]| t.strip_prefix(b"\"").and_then(|x| x.strip_suffix(b"\"")).unwrap_or(t);
-        row.so(C::recipient, to.and_then(nonempty).map(trim_angles).map(unquoted));
+        // one delivery to several recipients lists them, `to=<a@x>,<b@y>`: the first (the
+        // line's `message` keeps the list)
+        let to = to.and_then(nonempty).map(|t| if t.starts_with(b"<") { find(t, b">,<").map_or(t, |p| &t[..p + 1]) } else { t });
+        row.so(C::recipient, to.map(trim_angles).map(unquoted));
         // `reply=550 5.1.1 User unknown` (8.15 and up): the reply the delivery got, just before
         // `stat=`, which closes the line
         if let Some(r) = each_after(b, b", reply=", Some) {
@@ -145,6 +148,18 @@ pub fn sendmail<'a>(row: &mut Row<'a>, b: &'a [u8]) {
         row.s(C::status, st);
         let stat = each_after(b, b", stat=", Some).and_then(nonempty);
         row.so(C::status_text, stat);
+        // `stat=Deferred: 451 4.3.5 text` with no `reply=` (before 8.15): the remote's reply
+        if row.get_i(C::smtp_code).is_none() {
+            if let Some(r) = stat.and_then(|t| t.strip_prefix(b"Deferred: ")) {
+                if r.len() >= 3 && r[..3].iter().all(|&c| is_digit(c)) && matches!(r.get(3), None | Some(b' ' | b'-')) {
+                    row.i(C::smtp_code, to_i32(&r[..3]));
+                    let t = r.get(4..).unwrap_or(b"");
+                    let n = enh_greedy(t).filter(|&n| matches!(t.get(n), None | Some(b' ')));
+                    row.so(C::enhanced_code, n.map(|n| &t[..n]));
+                    row.so(C::reply_text, nonempty(n.map_or(t, |n| t[n..].trim_ascii_start())));
+                }
+            }
+        }
         // `stat=Sent (2.0.0 Ok: queued as X)`: the remote's reply to the message, its code left
         // out (sendmail logs no `reply=` for a success)
         if let Some(t) = stat.and_then(|t| t.strip_prefix(b"Sent (")).and_then(|t| t.strip_suffix(b")")) {
@@ -298,6 +313,11 @@ pub fn sendmail<'a>(row: &mut Row<'a>, b: &'a [u8]) {
         // `NOQUEUE: connect from host [ip]` (LogLevel 14 and up): a client connected
         row.s(C::kind, b"connect");
         sm_client(row, r);
+    } else if let Some(r) = b.strip_prefix(b"SMTP outgoing connect on ") {
+        // `SMTP outgoing connect on [ip]` (LogLevel 12 and up): sendmail's outbound connection
+        // for a delivery, named by the address it connects from
+        row.s(C::kind, b"relay_connect");
+        row.so(C::detail, nonempty(r));
     } else if let Some(d) = b.strip_prefix(b"done; ") {
         // `done; delay=0:00:00, ntries=1` (LogLevel 12 and up): the queue file is removed, the
         // message is finished (as Postfix's `removed`); one still deferred logs none
@@ -1036,6 +1056,11 @@ fn exim_session<'a>(row: &mut Row<'a>, m: &'a [u8]) -> bool {
         let r = &m[p + 26..];
         row.s(C::kind, b"sasl_failed");
         let t = client_then(row, r.strip_prefix(b"H=").unwrap_or(r));
+        // the client's RFC 1413 ident, when Exim got one: ` U=<ident>: 535 ...`
+        let t = t.map(|t| match t.trim_ascii_start().strip_prefix(b"U=") {
+            Some(u) => find(u, b": ").map_or(u, |p| &u[p..]),
+            None => t,
+        });
         if let Some(t) = t.map(|t| t.strip_prefix(b": ").unwrap_or(t)) {
             row.so(C::reason, nonempty(t));
             if code3(t) {
@@ -1323,10 +1348,12 @@ fn tcpserver<'a>(row: &mut Row<'a>, r: &'a [u8]) {
         b"status:" => b"status",
         b"pid" if arg[pid.len()..].starts_with(b" from ") => {
             let ip = &arg[pid.len() + 6..];
-            row.so(C::client, nonempty(&ip[..run(ip, |c| !is_space(c))]));
+            let ip = nonempty(&ip[..run(ip, |c| !is_space(c))]);
+            row.so(C::client, ip);
+            row.so(C::client_ip, ip);
             b"connect"
         }
-        b"ok" if arg[pid.len()..].starts_with(b" ") => {
+        b"ok" | b"deny" if arg[pid.len()..].starts_with(b" ") => {
             // the remote end: host (empty under -H), address, TCP info (empty under -R), port;
             // an IPv6 address of ucspi-tcp6 holds colons itself, so from both ends
             let remote = arg[pid.len() + 1..].split(|&c| c == b' ').nth(1).unwrap_or(b"");
@@ -1338,9 +1365,17 @@ fn tcpserver<'a>(row: &mut Row<'a>, r: &'a [u8]) {
                     row.i(C::client_port, to_i32(&remote[z + 1..]));
                 }
             }
-            b"accepted"
+            if word == b"deny" {
+                b"reject"
+            } else {
+                b"accepted"
+            }
         }
-        b"end" if arg[pid.len()..].starts_with(b" status ") => b"disconnect",
+        b"end" if arg[pid.len()..].starts_with(b" status ") => {
+            // the child's wait status: 0 a clean end, else the SMTP server failed or was killed
+            row.so(C::detail, nonempty(&arg[pid.len() + 1..]));
+            b"disconnect"
+        }
         b"deny" => b"reject",
         _ => b"other",
     };
@@ -1488,6 +1523,22 @@ pub fn qmail<'a>(row: &mut Row<'a>, m: &'a [u8]) {
 /// qmail-remote, qmail-spawn) is the dsn; a remote reply, `Remote host said: 550 5.1.1 ...`
 /// (qmail-remote), gives smtp_code and enhanced_code, and the dsn when qmail's is absent.
 fn qmail_codes<'a>(row: &mut Row<'a>, text: &'a [u8]) {
+    // qmail-remote names the host it spoke to (qmail-remote.c): `IP_accepted_message.`,
+    // `IP_does_not_like_recipient.`, `IP_failed_on_DATA_command.`, `IP_failed_after_I_sent_the_
+    // message.`, `Connected_to_IP_but_...`
+    let t = text.strip_prefix(b"Connected_to_").unwrap_or(text);
+    let ip = &t[..run(t, |c| c.is_ascii_hexdigit() || c == b'.' || c == b':')];
+    let after = &t[ip.len()..];
+    let named = if text.starts_with(b"Connected_to_") {
+        after.starts_with(b"_but_")
+    } else {
+        [&b"_accepted_message."[..], b"_does_not_like_recipient.", b"_failed_on_DATA_command.", b"_failed_after_I_sent_the_message."]
+            .iter()
+            .any(|w| after.starts_with(w))
+    };
+    if named && (ip.contains(&b'.') || ip.contains(&b':')) {
+        row.s(C::relay_ip, ip);
+    }
     let own = each_after(text, b"(#", |r| enh_greedy(r).filter(|&n| r.get(n) == Some(&b')')).map(|n| &r[..n]));
     let said = each_after(text, b"Remote_host_said:_", Some).or_else(|| each_after(text, b"Remote host said: ", Some));
     let mut remote = None;
@@ -1509,6 +1560,20 @@ fn qmail_codes<'a>(row: &mut Row<'a>, text: &'a [u8]) {
 /// the logins of its other services (`managesieve-login`, `submission-login`), and any
 /// process's `Warning:`/`Error:`/`Fatal:`/`Panic:` lines.
 fn dovecot_process<'a>(row: &mut Row<'a>, m: &'a [u8]) {
+    // the master process of 1.x, without a prefix: `Dovecot v1.2.3 starting up ...`,
+    // `Fatal: Auth process died too early - shutting down`
+    if m.starts_with(b"Dovecot v") {
+        row.s(C::kind, b"master");
+        return;
+    }
+    for (lvl, kind) in [(b"Warning: ".as_slice(), b"warning".as_slice()), (b"Error: ", b"error"), (b"Fatal: ", b"fatal"), (b"Panic: ", b"panic")] {
+        if let Some(d) = m.strip_prefix(lvl) {
+            row.s(C::kind, kind);
+            row.s(C::severity, kind);
+            row.s(C::detail, d);
+            return;
+        }
+    }
     let name = &m[..run(m, |c| c.is_ascii_alphanumeric() || c == b'-' || c == b'_')];
     // `name(...)<...>: ` or `name: `, then an optional level
     let rest = find(m, b": ").map(|p| &m[p + 2..]).unwrap_or(b"");
@@ -1536,16 +1601,25 @@ fn dovecot_process<'a>(row: &mut Row<'a>, m: &'a [u8]) {
         // `lmtp(pid): Connect from local` and `lmtp(pid): Disconnect from local: ...` only the
         // process, and are the LMTP client's connection, not a delivery
         let said = find(m, b": ").map_or(&b""[..], |p| &m[p + 2..]);
+        let said = said.strip_prefix(b"Info: ").unwrap_or(said); // a log_path of its own
         row.s(
             C::kind,
             if said.starts_with(b"Connect from ") {
                 b"connect".as_slice()
             } else if said.starts_with(b"Disconnect from ") {
                 b"disconnect"
+            } else if find(said, b": save failed to ").is_some() {
+                // `msgid=<..>: save failed to INBOX: Quota exceeded (mailbox for user is full)`:
+                // not delivered (the MTA defers or bounces it)
+                b"local_delivery_failed"
             } else {
                 b"local_delivery"
             },
         );
+        if let Some(p) = find(said, b": save failed to ") {
+            let why = &said[p + 17..];
+            row.so(C::detail, find(why, b": ").map(|q| &why[q + 2..]).and_then(nonempty));
+        }
         let inner = m[name.len()..].strip_prefix(b"(").and_then(|r| find_byte(r, b')').map(|e| &r[..e]));
         row.so(C::mailbox_user, inner.filter(|u| !u.iter().all(u8::is_ascii_digit)).and_then(nonempty));
         row.so(C::message_id, angle_after(m, b"msgid=<").and_then(nonempty));
@@ -1559,14 +1633,56 @@ fn dovecot_process<'a>(row: &mut Row<'a>, m: &'a [u8]) {
     }
 }
 
+/// qmail-send's (or tcpserver's) own words, whatever stamped them: multilog's `current`
+/// converted by `tai64nlocal` carries them after a local ISO stamp (`2003-09-27
+/// 11:22:07.039237500 delivery 3714: success: did_1+0+0/`), which no Exim line begins with.
+pub fn qmail_send_shaped(m: &[u8]) -> bool {
+    const HEADS: [&[u8]; 9] = [
+        b"new msg ",
+        b"info msg ",
+        b"starting delivery ",
+        b"end msg ",
+        b"bounce msg ",
+        b"status: ",
+        b"triple bounce: discarding ",
+        b"double bounce: discarding ",
+        b"tcpserver: ",
+    ];
+    HEADS.iter().any(|h| m.starts_with(h))
+        || m.strip_prefix(b"delivery ").is_some_and(|r| {
+            let n = run(r, is_digit);
+            n > 0 && r[n..].starts_with(b": ")
+        })
+}
+
 /// A message of Dovecot's own log file (`log_path`, no syslog tag) that another stamp made
 /// look like Exim's or qmail's: it starts with a Dovecot process name.
 pub fn dovecot_shaped(m: &[u8]) -> bool {
     let name = &m[..run(m, |c| c.is_ascii_alphanumeric() || c == b'-')];
     let after = &m[name.len()..];
     let named = name.ends_with(b"-login") || name.starts_with(b"auth") || name == b"dovecot-auth";
-    let session = matches!(name, b"pop3" | b"imap" | b"lda" | b"lmtp");
+    let session = matches!(name, b"pop3" | b"imap" | b"lda" | b"lmtp" | b"POP3" | b"IMAP"); // 1.x: upper case
     (named && (after.starts_with(b": ") || after.starts_with(b"("))) || (session && after.starts_with(b"("))
+}
+
+/// A line of Dovecot's own log file after a syslog-style stamp (`log_path`,
+/// `log_timestamp = "%b %d %H:%M:%S "`): no host and no tag; from 2.0 the process's prefix
+/// and a level (`lmtp(u)<pid><session>: Info: msgid=<..>: saved mail to INBOX`, `master:
+/// Warning: ...`), in 1.x the level first (`Info: imap-login: Login: user=<u>, ...`,
+/// `Info: IMAP(u): Disconnected: Logged out`). The Dovecot message (1.x: after its level).
+pub fn dovecot_own_line(m: &[u8]) -> Option<&[u8]> {
+    const LEVELS: [&[u8]; 7] = [b"Info: ", b"Warning: ", b"Warn: ", b"Error: ", b"Fatal: ", b"Panic: ", b"Debug: "];
+    if let Some(l) = LEVELS.iter().find(|l| m.starts_with(l)) {
+        let r = &m[l.len()..];
+        return dovecot_shaped(r).then_some(r);
+    }
+    let name = &m[..run(m, |c| c.is_ascii_alphanumeric() || c == b'-')];
+    let leveled = match find(m, b": ") {
+        Some(p) if !m[..p].contains(&b' ') => LEVELS.iter().any(|l| m[p + 2..].starts_with(l)),
+        _ => false,
+    };
+    let process = dovecot_shaped(m) || matches!(name, b"master" | b"lmtp" | b"lda" | b"anvil" | b"log" | b"config" | b"stats" | b"dict");
+    (process && leveled).then_some(m)
 }
 
 /// A Dovecot process's line with a severity word that is not a login, logout or
@@ -2228,6 +2344,70 @@ mod tests {
         format!("{SM}{rest}").into_bytes()
     }
 
+    #[test]
+    fn sendmail_recipient_list_gives_its_first_and_old_deferral_gives_the_reply() {
+        // one delivery to two recipients of the same host
+        let l = sm("7AB12cd3004512: to=<ann@x.test>,<bob@x.test>, delay=00:00:01, xdelay=00:00:01, mailer=esmtp, pri=120000, relay=mx.x.test. [192.0.2.9], dsn=2.0.0, stat=Sent (ok)");
+        let r = parsed(&l);
+        assert_eq!((s(&r, C::kind), s(&r, C::recipient)), (Some("delivery"), Some("ann@x.test")));
+        // before 8.15 a deferral's reply is in `stat=` only
+        let l = sm("7AB12cd3004513: to=<carl@x.test>, delay=00:00:15, xdelay=00:00:15, mailer=esmtp, pri=34527, relay=[192.0.2.9] [192.0.2.9], dsn=4.3.5, stat=Deferred: 451 4.3.5 Server configuration problem");
+        let r = parsed(&l);
+        assert_eq!((s(&r, C::status), i(&r, C::smtp_code), s(&r, C::enhanced_code)), (Some("deferred"), Some(451), Some("4.3.5")));
+        assert_eq!(s(&r, C::reply_text), Some("Server configuration problem"));
+        // a deferral without a reply keeps none
+        let l = sm("7AB12cd3004514: to=<dan@x.test>, delay=00:00:15, mailer=esmtp, pri=34527, relay=mx.x.test., dsn=4.0.0, stat=Deferred: Connection refused by mx.x.test.");
+        let r = parsed(&l);
+        assert_eq!((s(&r, C::status), i(&r, C::smtp_code)), (Some("deferred"), None));
+    }
+
+    #[test]
+    fn dovecot_own_log_file_lines_are_dovecots() {
+        for (line, kind, user) in [
+            ("Nov 28 06:34:32 lmtp(user7@bench.test)<235><SKKlFfh1CmvrAAAAg+zDdQ>: Info: msgid=<6B0A75F8.4A1@bench.test>: saved mail to INBOX", "local_delivery", Some("user7@bench.test")),
+            ("Nov 28 06:35:45 lmtp(user3@bench.test)<244><6XigK0F2Cmv0AAAAg+zDdQ>: Info: msgid=<6B0A7641.408@bench.test>: save failed to INBOX: Quota exceeded (mailbox for user is full)", "local_delivery_failed", Some("user3@bench.test")),
+            ("Nov 28 06:34:30 lmtp(235): Info: Connect from 127.0.0.1", "connect", None),
+            ("Nov 28 06:34:40 pop3-login: Info: Logged in: user=<user9@bench.test>, method=PLAIN, rip=127.0.0.1, lip=127.0.0.1, mpid=250, session=<wBWNZFBhuJB/AAAB>", "mailbox_login", Some("user9@bench.test")),
+            ("Nov 28 06:34:41 pop3(user9@bench.test)<250><wBWNZFBhuJB/AAAB>: Info: Disconnected: Logged out top=1/760, retr=4/12004, del=4/11968, size=11968", "mailbox_logout", Some("user9@bench.test")),
+            ("Nov 28 06:38:41 master: Warning: Killed with signal 15 (by pid=1 uid=0 code=kill)", "warning", None),
+            // 1.x: the level first
+            ("Jun 23 15:04:06 Info: IMAP(ann): Disconnected: Logged out bytes=59/566", "mailbox_logout", Some("ann")),
+            ("May 31 09:43:57 Info: pop3-login: Aborted login (1 authentication attempts): user=<ann>, method=PLAIN, rip=192.0.2.4, lip=192.0.2.5, secured", "mailbox_auth_failed", Some("ann")),
+        ] {
+            let r = parsed(line.as_bytes());
+            assert_eq!((s(&r, C::program), s(&r, C::host)), (Some("dovecot"), None), "{line}");
+            assert_eq!((s(&r, C::kind), s(&r, C::mailbox_user)), (Some(kind), user), "{line}");
+        }
+        // a host named like a Dovecot process is still a host
+        let r = parsed(b"Nov 28 06:34:32 imap dovecot: imap-login: Login: user=<ann>, method=PLAIN, rip=192.0.2.4");
+        assert_eq!((s(&r, C::host), s(&r, C::kind)), (Some("imap"), Some("mailbox_login")));
+    }
+
+    #[test]
+    fn exim_auth_failure_with_ident_keeps_its_code() {
+        let r = parsed(b"2026-11-27 10:00:00 plain authenticator failed for (client.test) [192.0.2.5] U=joe: 535 Incorrect authentication data (set_id=joe)");
+        assert_eq!((s(&r, C::kind), s(&r, C::client_ip), i(&r, C::smtp_code)), (Some("sasl_failed"), Some("192.0.2.5"), Some(535)));
+        assert_eq!(s(&r, C::reason), Some("535 Incorrect authentication data (set_id=joe)"));
+    }
+
+    #[test]
+    fn qmail_lines_made_local_by_tai64nlocal_are_qmail() {
+        for (line, kind, qid) in [
+            ("2026-11-27 11:22:07.039237500 new msg 163844", "new_msg", Some("163844")),
+            ("2026-11-27 11:22:07.039237500 starting delivery 3714: msg 163844 to local ann@bench.test", "delivery_start", Some("163844")),
+            ("2026-11-27 11:22:07.070367500 delivery 3714: success: did_1+0+0/", "delivery", None),
+            ("2026-11-27 11:22:07.070367500 end msg 163844", "removed", Some("163844")),
+        ] {
+            let r = parsed(line.as_bytes());
+            assert_eq!((s(&r, C::program), s(&r, C::ts_format)), (Some("qmail"), Some("tai64nlocal")), "{line}");
+            assert_eq!((s(&r, C::kind), s(&r, C::queue_id)), (Some(kind), qid), "{line}");
+            assert!(i(&r, C::ts).is_some(), "{line}");
+        }
+        // an Exim line with the same stamp shape stays Exim's
+        let r = parsed(b"2026-11-27 11:22:07.039 1vOBnw-000000002Ll-2Bqz Completed");
+        assert_eq!((s(&r, C::program), s(&r, C::kind)), (Some("exim"), Some("removed")));
+    }
+
     // tests/fixtures/recorded/sendmail-relay-smarthost: SMART_HOST esmtp:[127.0.0.1], port 2526
     #[test]
     fn sendmail_smart_host_delivery_relay_and_reply() {
@@ -2668,6 +2848,26 @@ mod tests {
             assert_eq!(s(&r, C::enhanced_code), enhanced, "{rest}");
             assert_eq!(s(&r, C::dsn), dsn, "{rest}");
         }
+    }
+
+    #[test]
+    fn qmail_remote_names_its_host_and_tcpserver_its_client() {
+        for (rest, ip) in [
+            ("12: success: 127.0.0.1_accepted_message./Remote_host_said:_250_2.0.0_Ok:_queued_as_FAKE1/", Some("127.0.0.1")),
+            ("13: failure: 192.0.2.7_does_not_like_recipient./Remote_host_said:_550_5.1.1_no_such_user/Giving_up_on_192.0.2.7./", Some("192.0.2.7")),
+            ("14: deferral: Connected_to_192.0.2.7_but_greeting_failed./Remote_host_said:_421_busy/", Some("192.0.2.7")),
+            ("15: success: did_1+0+0/", None),
+        ] {
+            let line = format!("@400000006b09d8c50406ec04 delivery {rest}");
+            let r = parsed(line.as_bytes());
+            assert_eq!(s(&r, C::relay_ip), ip, "{rest}");
+        }
+        let r = parsed(b"@400000006b09d8c50406ec04 tcpserver: pid 35 from 127.0.0.1");
+        assert_eq!((s(&r, C::kind), s(&r, C::client_ip)), (Some("connect"), Some("127.0.0.1")));
+        let r = parsed(b"@400000006b09d8c50406ec04 tcpserver: deny 36 mx.bench.test:127.0.0.1:25 :127.0.0.2::33227");
+        assert_eq!((s(&r, C::kind), s(&r, C::client_ip), i(&r, C::client_port)), (Some("reject"), Some("127.0.0.2"), Some(33227)));
+        let r = parsed(b"@400000006b09d8c50406ec04 tcpserver: end 3388 status 256");
+        assert_eq!((s(&r, C::kind), s(&r, C::detail)), (Some("disconnect"), Some("status 256")));
     }
 
     #[test]

@@ -311,7 +311,14 @@ pub fn parse_line<'a>(line: &'a [u8], bad: bool, ctx: &Ctx, row: &mut Row<'a>) -
         Fmt::Syslog | Fmt::Rfc3339 => {
             row.s(C::ts_format, if fmt == Fmt::Syslog { b"syslog" } else { b"rfc3339" });
             let rest = &line[slen + 1..];
-            match find_byte(rest, b' ') {
+            let own = if fmt == Fmt::Syslog { crate::other::dovecot_own_line(rest) } else { None };
+            if own.is_some() {
+                // Dovecot's own log_path: neither host nor tag
+                program = Some(b"dovecot");
+                message = own;
+            }
+            let own = own.is_some();
+            match find_byte(rest, b' ').filter(|_| !own) {
                 Some(sp) => {
                     row.s(C::host, &rest[..sp]);
                     let body = &rest[sp + 1..];
@@ -329,7 +336,8 @@ pub fn parse_line<'a>(line: &'a [u8], bad: bool, ctx: &Ctx, row: &mut Row<'a>) -
                         }
                     }
                 }
-                None => row.s(C::host, rest),
+                None if !own => row.s(C::host, rest),
+                None => {}
             }
             // Exim logging to syslog writes its own stamp after the tag (`syslog_timestamp`,
             // true by default): Exim's time, with the zone it names, as in its mainlog
@@ -397,6 +405,10 @@ pub fn parse_line<'a>(line: &'a [u8], bad: bool, ctx: &Ctx, row: &mut Row<'a>) -
             message = Some(&line[i..]);
             if crate::other::dovecot_shaped(&line[i..]) {
                 program = Some(b"dovecot"); // Dovecot's own log_path with an ISO stamp
+            } else if crate::other::qmail_send_shaped(&line[i..]) {
+                // multilog's stamps made local time by `tai64nlocal`
+                row.s(C::ts_format, b"tai64nlocal");
+                program = Some(b"qmail");
             }
             row.i(C::ts, ts);
         }
@@ -433,9 +445,9 @@ pub fn parse_line<'a>(line: &'a [u8], bad: bool, ctx: &Ctx, row: &mut Row<'a>) -
         Fam::Sendmail
     } else if prog == b"dovecot" {
         Fam::Dovecot
-    } else if fmt == Fmt::Exim || prog == b"exim" || prog == b"exim4" {
+    } else if (fmt == Fmt::Exim && prog != b"qmail") || prog == b"exim" || prog == b"exim4" {
         Fam::Exim
-    } else if fmt == Fmt::Tai64n || splogger || prog == b"rblsmtpd" {
+    } else if fmt == Fmt::Tai64n || splogger || prog == b"rblsmtpd" || (fmt == Fmt::Exim && prog == b"qmail") {
         Fam::Qmail
     } else if crate::courier::is_mta(prog) {
         Fam::CourierMta

@@ -43,7 +43,9 @@ fn kind_of(prog: &[u8], b: &[u8], has_qid: bool, has_q: bool) -> &'static [u8] {
             return b"expired";
         }
     }
-    if has_q {
+    // Postfix before 2.3 logged smtpd's rejects with neither queue id nor `NOQUEUE`
+    let old_reject = !has_q && b.starts_with(b"reject: ") && prog.ends_with(b"/smtpd");
+    if has_q || old_reject {
         let head = upto(b, b':');
         if b.len() > head.len() + 1 && b[head.len() + 1] == b' ' && REJECT_ACTIONS.contains(&head) {
             return match head {
@@ -520,16 +522,19 @@ fn enhanced_len(r: &[u8]) -> Option<usize> {
 /// qmgr `from=<..>, size=N, nrcpt=N (queue active)`
 fn qmgr_from<'a>(row: &mut Row<'a>, b: &'a [u8]) {
     let gt = find_byte(b, b'>');
-    let nr = find(b, b", nrcpt=");
-    let ok = matches!((gt, nr), (Some(g), Some(_)) if b[g..].starts_with(b">, size="));
-    if !ok {
+    let Some(g) = gt.filter(|&g| b[g..].starts_with(b">, size=")) else {
         row.s(C::sender, b"");
         return;
-    }
-    let (g, n) = (gt.unwrap(), nr.unwrap());
+    };
     row.s(C::sender, &b[6..g]);
-    row.i(C::size, if n >= g + 8 { to_i64(&b[g + 8..n]) } else { None });
-    row.i(C::nrcpt, to_i32(upto(&b[n + 8..], b' ')));
+    // `, nrcpt=N` since Postfix 2.x; before it the size ends at ` (queue active)`
+    match find(b, b", nrcpt=") {
+        Some(n) => {
+            row.i(C::size, if n >= g + 8 { to_i64(&b[g + 8..n]) } else { None });
+            row.i(C::nrcpt, to_i32(upto(&b[n + 8..], b' ')));
+        }
+        None => row.i(C::size, to_i64(upto(&b[g + 8..], b' '))),
+    }
 }
 
 /// smtpd/postscreen/cleanup reject, reject_warning, hold, discard
@@ -598,8 +603,8 @@ fn reject<'a>(row: &mut Row<'a>, b: &'a [u8]) {
             row.so(C::reply_text, nonempty(text));
         }
     }
-    let s1 = angle_after(b, b"; from=<").and_then(nonempty);
-    row.so(C::sender, s1.or_else(|| angle_after(b, b" from=<").and_then(nonempty)));
+    // `from=<>`: the null sender (a bounce), '' as qmgr's `from=<>` gives it
+    row.so(C::sender, angle_after(b, b"; from=<").or_else(|| angle_after(b, b" from=<")));
     row.so(C::recipient, angle_after(b, b" to=<").and_then(nonempty));
     row.so(C::proto, token_after(b, b" proto="));
     row.so(C::helo, angle_after(b, b" helo=<").and_then(nonempty));
@@ -886,6 +891,23 @@ mod variant_lines {
         let r = parse(b"Nov 27 21:38:28 vm postfix/smtpd[3744]: NOQUEUE: reject: RCPT from unknown[127.0.0.1]: 550 5.1.1 <nouser1@bench.test>: Recipient address rejected: User unknown in local recipient table; from=<a@b> to=<nouser1@bench.test> proto=ESMTP helo=<x>");
         assert_eq!(i(&r, C::smtp_code), Some(550));
         assert_eq!(s(&r, C::reason), Some("<nouser1@bench.test>: Recipient address rejected: User unknown in local recipient table"));
+    }
+
+    #[test]
+    fn null_sender_is_empty_on_rejects_and_an_old_qmgr_line_keeps_its_size() {
+        let r = parse(b"Nov 27 14:10:16 vm postfix/smtpd[2568]: C34ED1432B: reject: RCPT from relay.test[192.0.2.4]: 450 <ann@bench.test>: User unknown in local recipient table; from=<> proto=ESMTP helo=<relay.test>");
+        assert_eq!((s(&r, C::kind), s(&r, C::sender), i(&r, C::smtp_code)), (Some("reject"), Some(""), Some(450)));
+        let r = parse(b"Nov 27 14:10:16 vm postfix/cleanup[2569]: C34ED1432B: warning: header Subject: hi from relay.test[192.0.2.4]; from=<> to=<ann@bench.test> proto=ESMTP helo=<relay.test>");
+        assert_eq!(s(&r, C::sender), Some(""));
+        let r = parse(b"Nov 27 14:10:16 vm postfix/qmgr[2570]: C34ED1432B: from=<>, size=2048, nrcpt=1 (queue active)");
+        assert_eq!(s(&r, C::sender), Some(""));
+        // Postfix before 2.3: smtpd's reject names no queue id and no NOQUEUE
+        let r = parse(b"Jan 01 12:00:00 vm postfix/smtpd[9245]: reject: RCPT from unknown[192.0.2.33]: 554 <ann@x.test>: Recipient address rejected: Relay access denied; from=<bob@y.test> to=<ann@x.test>");
+        assert_eq!((s(&r, C::kind), s(&r, C::reject_stage), i(&r, C::smtp_code)), (Some("reject"), Some("RCPT"), Some(554)));
+        assert_eq!((s(&r, C::client_ip), s(&r, C::sender), s(&r, C::recipient)), (Some("192.0.2.33"), Some("bob@y.test"), Some("ann@x.test")));
+        // Postfix before 2.x: no `nrcpt=`
+        let r = parse(b"Sep 24 14:45:15 vm postfix/qmgr[22331]: 7E0E6196: from=<ann@bench.test>, size=1141 (queue active)");
+        assert_eq!((s(&r, C::kind), s(&r, C::sender), i(&r, C::size), i(&r, C::nrcpt)), (Some("qmgr_from"), Some("ann@bench.test"), Some(1141), None));
     }
 
     #[test]
