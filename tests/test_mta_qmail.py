@@ -206,12 +206,18 @@ START_TO = re.compile(r" starting delivery (\d+): msg \d+ to (local|remote) (\S+
 RESULT = re.compile(r" delivery (\d+): (success|deferral|failure): (.*)$")
 OWN_CODE = re.compile(r"\(#(\d\.\d{1,3}\.\d{1,3})\)")
 REPLY = re.compile(r"Remote_host_said:_([2-5]\d\d)[-_](?:(\d\.\d{1,3}\.\d{1,3})(?=[_/]|$))?")
+# qmail-remote's report names the host it spoke to (qmail-remote.c)
+REMOTE_HOST = re.compile(
+    r"^(?:Connected_to_)?(\d+\.\d+\.\d+\.\d+)(?:_accepted_message\.|_does_not_like_recipient\."
+    r"|_failed_on_DATA_command\.|_failed_after_I_sent_the_message\.|_but_)"
+)
 
 
 def results_from_raw_lines(path: Path) -> list[tuple]:
     """Per `delivery D:` result line: (line number, outcome, recipient and mailer of the
-    open `starting delivery D` line, dsn, smtp code). D is open from its start line to its
-    result; the dsn is qmail's `(#X.Y.Z)`, else the remote reply's enhanced code."""
+    open `starting delivery D` line, dsn, smtp code, the remote host's address). D is open from
+    its start line to its result; the dsn is qmail's `(#X.Y.Z)`, else the remote reply's
+    enhanced code."""
     open_starts: dict[str, tuple[str, str]] = {}
     out = []
     for n, line in enumerate(gzip.decompress(path.read_bytes()).decode().splitlines(), start=1):
@@ -219,16 +225,18 @@ def results_from_raw_lines(path: Path) -> list[tuple]:
             open_starts[m[1]] = (m[3], m[2])
         elif m := RESULT.search(line):
             rcpt, mailer = open_starts.pop(m[1], (None, None))
-            own, reply = OWN_CODE.search(m[3]), REPLY.search(m[3])
+            own, reply, host = OWN_CODE.search(m[3]), REPLY.search(m[3]), REMOTE_HOST.match(m[3])
             dsn = own[1] if own else reply[2] if reply else None
-            out.append((n, m[2], rcpt, mailer, dsn, int(reply[1]) if reply else None))
+            out.append((n, m[2], rcpt, mailer, dsn, int(reply[1]) if reply else None, host and host[1]))
     return out
 
 
 SPLOGGER = ROOT / "tests" / "fixtures" / "recorded" / "qmail-splogger"
+REMOTE_SINK = ROOT / "tests" / "fixtures" / "recorded" / "qmail-remote-sink"
 SEND_LOGS = [run / "qmail-send.log.gz" for run in RUNS] + [
     BOUNCES / "qmail-send.log.gz",
     SPLOGGER / "maillog.gz",
+    REMOTE_SINK / "qmail-send.log.gz",
 ]
 
 
@@ -242,9 +250,9 @@ def test_delivery_results_carry_recipient_mailer_and_codes(landing_con, log):
     land_file(landing_con, MaillogParser(), log, file_id=fid, year=2026)
     outcome = {"sent": "success", "deferred": "deferral", "bounced": "failure"}
     got = [
-        (n, outcome[status], rcpt, mailer, dsn, code)
-        for n, status, rcpt, mailer, dsn, code in landing_con.execute(
-            f"""select line_no, status, recipient, mailer, dsn, smtp_code from raw.maillog
+        (n, outcome[status], rcpt, mailer, dsn, code, ip)
+        for n, status, rcpt, mailer, dsn, code, ip in landing_con.execute(
+            f"""select line_no, status, recipient, mailer, dsn, smtp_code, relay_ip from raw.maillog
                 where file_id = {fid} and kind = 'delivery' order by line_no"""
         ).fetchall()
     ]
@@ -344,3 +352,55 @@ def test_splogger_remote_results_match_the_sink(splogged):
             and mailer = 'remote'"""
     ).fetchone()[0]
     assert sent == sum(1 for r in sink if r[1] == "DATA")
+
+
+def test_remote_deliveries_against_qmailanalog_and_the_sink(landing_con):
+    """A run relaying to an SMTP sink that defers and refuses, with a queue lifetime short
+    enough that messages expire within it (the fixture's README): the completed messages and
+    the delivery attempts by result are qmailanalog's (`matchup | zoverall`); the remote
+    results' reply codes are those the sink recorded giving; tcpserver's connections name their
+    client; no line is `other`."""
+    send, smtpd = REMOTE_SINK / "qmail-send.log.gz", REMOTE_SINK / "qmail-smtpd.log.gz"
+    fid, sfid = 424360, 424361  # file ids of their own: the landing's parts folder is shared
+    land_file(landing_con, MaillogParser(), send, file_id=fid, year=2026)
+    land_file(landing_con, MaillogParser(), smtpd, file_id=sfid, year=2026)
+    con = landing_con
+    zoverall = (ORACLES / REMOTE_SINK.name / "zoverall.txt").read_text()
+
+    def z(label: str) -> int:
+        return int(re.search(rf"^\s*{label}:? (\d+)$", zoverall, re.M)[1])
+
+    by_status = dict(
+        con.execute(
+            f"select status, count(*) from raw.maillog where file_id = {fid} and kind = 'delivery' group by 1"
+        ).fetchall()
+    )
+    assert by_status == {"sent": z("success"), "bounced": z("failure"), "deferred": z("deferral")}
+    completed = con.execute(
+        f"select count(*) from raw.maillog_messages where file_id = {fid} and has_lines = 1"
+    ).fetchone()[0]
+    assert completed == z("Completed messages")
+
+    sink = Counter(f[3] for f in sink_record(REMOTE_SINK.name) if f[1] == "RCPT")
+    sink.update(f[3] for f in sink_record(REMOTE_SINK.name) if f[1] == "DATA" and f[3] != "250")
+    codes = Counter(
+        dict(
+            con.execute(
+                f"""select cast(smtp_code as varchar), count(*) from raw.maillog
+                    where file_id = {fid} and kind = 'delivery' and smtp_code is not null group by 1"""
+            ).fetchall()
+        )
+    )
+    # a 250 to RCPT is followed by the message's own 250 (one result); refusals end the recipient
+    assert codes == Counter({k: v for k, v in sink.items() if k != "250"}) + Counter(
+        {"250": sum(1 for f in sink_record(REMOTE_SINK.name) if f[1] == "DATA" and f[3] == "250")}
+    )
+
+    lines = gzip.decompress(smtpd.read_bytes()).decode().splitlines()
+    pids = [m[1] for t in lines if (m := re.search(r" tcpserver: pid \d+ from (\S+)$", t))]
+    got = con.execute(
+        f"select client_ip from raw.maillog where file_id = {sfid} and kind = 'connect' order by line_no"
+    ).fetchall()
+    assert pids and [ip for (ip,) in got] == pids
+    other = f"select count(*) from raw.maillog where file_id in ({fid}, {sfid}) and kind = 'other'"
+    assert con.execute(other).fetchone()[0] == 0
