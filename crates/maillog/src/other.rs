@@ -461,12 +461,18 @@ pub struct AcrossLines {
     courier_sent: Vec<(Vec<u8>, Vec<u8>)>,
     /// Courier queue ids with a deferral or a failure in their current delivery pass
     courier_pending: Vec<Vec<u8>>,
+    /// a line only Dovecot 2.4 writes was seen (`Logged in: `, `Login aborted: `, mail_log's
+    /// `Mailbox <box>: ` prefix)
+    dovecot_24: bool,
 }
 
 impl AcrossLines {
     pub fn see(&mut self, row: &mut Row) {
         if matches!(row.get_s(C::program), Some(b"exim" | b"exim4")) {
             return self.exim_duplicate(row);
+        }
+        if row.get_s(C::program) == Some(b"dovecot".as_slice()) {
+            return self.dovecot_version(row);
         }
         if row.get_s(C::program).is_some_and(crate::courier::is_mta) {
             return self.courier_outcome(row);
@@ -494,6 +500,28 @@ impl AcrossLines {
 }
 
 impl AcrossLines {
+    /// POP3's logout `del=N/X`: X is the messages the mailbox held up to 2.3 (`del=%d/%m`) and
+    /// the bytes deleted from 2.4 (`del=%{deleted_count}/%{deleted_bytes}`), lines of the same
+    /// shape. Once a line of 2.4 was seen, X is not a message count (`mbox_msgs` stays empty);
+    /// before that it is taken as 2.3's.
+    fn dovecot_version(&mut self, row: &mut Row) {
+        let m = row.get_s(C::message).unwrap_or(b"");
+        match row.get_s(C::kind) {
+            Some(b"mailbox_login" | b"mailbox_auth_failed") => {
+                self.dovecot_24 |= find(m, b"Logged in: user=<").is_some() || find(m, b"Login aborted: ").is_some();
+            }
+            Some(b"mail_log") => {
+                let boxed = find(m, b": Mailbox ").is_some_and(|p| find(&m[p + 10..], b": ").is_some());
+                let named_2_3 = [&b": Mailbox created: "[..], b": Mailbox deleted: ", b": Mailbox renamed: "].iter().any(|l| find(m, l).is_some());
+                self.dovecot_24 |= boxed && !named_2_3;
+            }
+            Some(b"mailbox_logout" | b"mailbox_disconnect") if self.dovecot_24 && row.get_s(C::service) == Some(b"pop3".as_slice()) => {
+                row.i(C::mbox_msgs, None);
+            }
+            _ => {}
+        }
+    }
+
     fn courier_outcome(&mut self, row: &mut Row) {
         let Some(id) = row.get_s(C::queue_id) else { return };
         let kind = row.get_s(C::kind);
@@ -1586,11 +1614,14 @@ fn dovecot_process<'a>(row: &mut Row<'a>, m: &'a [u8]) {
         }
     }
     if name.starts_with(b"auth") || name == b"dovecot-auth" {
-        // `auth-worker(1): pam(user,1.2.3.4,<session>): unknown user`, `auth: passwd-file(user,ip): ...`
+        // `auth-worker(1): pam(user,1.2.3.4,<session>): unknown user`, `auth: passwd-file(user,ip): ...`;
+        // 2.4 names them in the process's own prefix: `auth(user,ip,sasl:plain)<session>: passwd-file: ...`
         row.s(C::kind, b"auth");
+        let own = m[name.len()..].strip_prefix(b"(").and_then(|r| find_byte(r, b')').map(|e| &r[..e])).filter(|w| w.contains(&b','));
         let who = ["pam(", "passwd-file(", "sql(", "ldap(", "checkpassword(", "static("]
             .iter()
-            .find_map(|lit| each_after(m, lit.as_bytes(), |r| find_byte(r, b')').map(|e| &r[..e])));
+            .find_map(|lit| each_after(m, lit.as_bytes(), |r| find_byte(r, b')').map(|e| &r[..e])))
+            .or(own);
         if let Some(w) = who {
             let mut parts = w.split(|&c| c == b',');
             row.so(C::mailbox_user, parts.next().and_then(nonempty));
@@ -1602,6 +1633,17 @@ fn dovecot_process<'a>(row: &mut Row<'a>, m: &'a [u8]) {
         // process, and are the LMTP client's connection, not a delivery
         let said = find(m, b": ").map_or(&b""[..], |p| &m[p + 2..]);
         let said = said.strip_prefix(b"Info: ").unwrap_or(said); // a log_path of its own
+        let inner = m[name.len()..].strip_prefix(b"(").and_then(|r| find_byte(r, b')').map(|e| &r[..e]));
+        let user = inner.filter(|u| !u.iter().all(u8::is_ascii_digit)).and_then(nonempty);
+        // the mail_log plugin's `save` of the delivery (`save: box=INBOX, uid=1, ...`; 2.4:
+        // `Mailbox INBOX: save: ...`) is an event of the mailbox, not a second delivery
+        if mail_log_event(row, said) {
+            row.so(C::mailbox_user, user);
+            return;
+        }
+        if let Some(r) = said.strip_prefix(b"Connect from ") {
+            row.so(C::client_ip, nonempty(upto(r, b' ')));
+        }
         row.s(
             C::kind,
             if said.starts_with(b"Connect from ") {
@@ -1620,8 +1662,7 @@ fn dovecot_process<'a>(row: &mut Row<'a>, m: &'a [u8]) {
             let why = &said[p + 17..];
             row.so(C::detail, find(why, b": ").map(|q| &why[q + 2..]).and_then(nonempty));
         }
-        let inner = m[name.len()..].strip_prefix(b"(").and_then(|r| find_byte(r, b')').map(|e| &r[..e]));
-        row.so(C::mailbox_user, inner.filter(|u| !u.iter().all(u8::is_ascii_digit)).and_then(nonempty));
+        row.so(C::mailbox_user, user);
         row.so(C::message_id, angle_after(m, b"msgid=<").and_then(nonempty));
     } else if matches!(name, b"master" | b"anvil" | b"log" | b"config" | b"stats") {
         row.s(C::kind, b"master");
@@ -2018,6 +2059,7 @@ fn dovecot_session<'a>(row: &mut Row<'a>, m: &'a [u8]) {
         }
         row.so(C::mailbox_user, angle_after(body, b"user=<").and_then(nonempty));
         row.so(C::client_ip, until_after(body, b"rip=", b',').and_then(nonempty));
+        row.i(C::client_port, until_after(body, b"rport=", b',').and_then(to_i32)); // login_log_format_elements
         row.so(C::session_id, angle_after(body, b"session=<").and_then(nonempty));
         return;
     }
@@ -2028,14 +2070,29 @@ fn dovecot_session<'a>(row: &mut Row<'a>, m: &'a [u8]) {
         row.s(C::service, svc);
         row.so(C::mailbox_user, nonempty(&r[..e]));
         t = &r[e + 1..];
+        // `<pid><session>` by default; a `mail_log_prefix` of its own may add `[%r]` (the
+        // client's address) and drop the pid: `pop3(u)[192.0.2.4]<session>: `
         let mut angles = Vec::new();
-        while let Some(x) = t.strip_prefix(b"<") {
-            let Some(c) = find_byte(x, b'>') else { break };
-            angles.push(&x[..c]);
-            t = &x[c + 1..];
+        loop {
+            if let Some(x) = t.strip_prefix(b"<") {
+                let Some(c) = find_byte(x, b'>') else { break };
+                angles.push(&x[..c]);
+                t = &x[c + 1..];
+            } else if let Some(x) = t.strip_prefix(b"[") {
+                let Some(c) = find_byte(x, b']') else { break };
+                let ip = &x[..c];
+                if !ip.is_empty() && ip.iter().all(|&b| b.is_ascii_hexdigit() || b == b'.' || b == b':') {
+                    row.s(C::client_ip, ip);
+                }
+                t = &x[c + 1..];
+            } else {
+                break;
+            }
         }
-        if let Some(s) = angles.get(1) {
-            row.s(C::session_id, s);
+        match angles[..] {
+            [_, s, ..] => row.s(C::session_id, s),
+            [s] if !s.iter().all(u8::is_ascii_digit) => row.s(C::session_id, s),
+            _ => {}
         }
     }
     let Some(t) = t.strip_prefix(b": ") else { return };
@@ -2097,6 +2154,24 @@ fn dovecot_session<'a>(row: &mut Row<'a>, m: &'a [u8]) {
 /// Kind `mail_log`: `detail` is the event as `mail_log_events` names it, with the
 /// message's `message_id` and `size` when logged.
 fn mail_log_event<'a>(row: &mut Row<'a>, t: &'a [u8]) -> bool {
+    // 2.4 names the box first, `Mailbox INBOX: expunge: uid=1, ...`, `Mailbox tmp: Mailbox
+    // deleted` (2.3: `expunge: box=INBOX, uid=1, ...`, `Mailbox deleted: tmp`)
+    let named_2_3 = [&b"Mailbox created: "[..], b"Mailbox deleted: ", b"Mailbox renamed: "].iter().any(|l| t.starts_with(l));
+    let boxed = t.strip_prefix(b"Mailbox ").and_then(|r| find(r, b": ").map(|p| &r[p + 2..]));
+    if let Some(r) = boxed.filter(|_| !named_2_3) {
+        for (lit, event) in [
+            (b"Mailbox created".as_slice(), b"mailbox_create".as_slice()),
+            (b"Mailbox deleted", b"mailbox_delete"),
+            (b"Mailbox renamed", b"mailbox_rename"),
+        ] {
+            if r.starts_with(lit) {
+                row.s(C::kind, b"mail_log");
+                row.s(C::detail, event);
+                return true;
+            }
+        }
+        return mail_log_event(row, r);
+    }
     for (lit, event) in [
         (b"Mailbox created: ".as_slice(), b"mailbox_create".as_slice()),
         (b"Mailbox deleted: ", b"mailbox_delete"),

@@ -403,8 +403,11 @@ pub fn parse_line<'a>(line: &'a [u8], bad: bool, ctx: &Ctx, row: &mut Row<'a>) -
                 row.i(C::pid, pid);
             }
             message = Some(&line[i..]);
-            if crate::other::dovecot_shaped(&line[i..]) {
+            if let Some(m) = crate::other::dovecot_own_line(&line[i..]) {
                 program = Some(b"dovecot"); // Dovecot's own log_path with an ISO stamp
+                message = Some(m);
+            } else if crate::other::dovecot_shaped(&line[i..]) {
+                program = Some(b"dovecot");
             } else if crate::other::qmail_send_shaped(&line[i..]) {
                 // multilog's stamps made local time by `tai64nlocal`
                 row.s(C::ts_format, b"tai64nlocal");

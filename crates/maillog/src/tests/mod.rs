@@ -2,6 +2,7 @@
 //! streaming parser does.
 
 mod courier;
+mod dovecot;
 mod exim;
 mod qmail;
 
