@@ -353,7 +353,8 @@ MARTS += [
                     "column": "final_status",
                     # verify(8) probes end deliverable / undeliverable(-but-not-cached), never
                     # sent; a message a header or body check refused ends rejected, one the
-                    # administrator deleted from the queue removed
+                    # administrator deleted from the queue removed, one an access map's DISCARD
+                    # dropped discarded
                     "value_set": [
                         "sent",
                         "deferred",
@@ -361,6 +362,7 @@ MARTS += [
                         "expired",
                         "rejected",
                         "removed",
+                        "discarded",
                         "queued",
                         "deliverable",
                         "undeliverable",

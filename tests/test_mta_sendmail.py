@@ -452,3 +452,102 @@ def test_queue_only_relay_matches_mailstats_the_sink_and_the_queue(landing_con):
         f" count(*) filter (where kind = 'other') {rows}"
     ).fetchone()
     assert got == (forward, 0) and forward > 0
+
+
+MILTER = ROOT / "tests" / "fixtures" / "recorded" / "sendmail-818-milter-discard"
+QUEUE_RETURN = ROOT / "tests" / "fixtures" / "recorded" / "sendmail-818-queue-return"
+# `sm-mta[pid]: QID: text` (the daemon named by `-L sm-mta`), or the submission agent's `sendmail[pid]`
+SM_MTA = re.compile(r" (?:sm-mta|sendmail)\[\d+\]: (?:(\w+): )?(.*)$")
+
+
+def test_milter_refusals_and_discards(landing_con):
+    """A run whose milter refuses and tempfails recipients and whole messages, with an access
+    map's DISCARD and REJECT (the fixture's README): each refusal the milter recorded deciding
+    is one reject, at RCPT or at the message's end, with its code; the `to=` lines after a
+    refused message and a discarded one are no bounce; the bounces are the `to=` lines of a
+    mailer that failed; delivered and discarded equal mailstats'; no line is `other`."""
+    fid = 424380  # a file id of its own: the landing's parts folder may be shared
+    land_file(landing_con, MaillogParser(), MILTER / "maillog.gz", file_id=fid, year=2026)
+    con = landing_con
+    rows = f"from raw.maillog where file_id = {fid}"
+    lines = gzip.decompress((MILTER / "maillog.gz").read_bytes()).decode().splitlines()
+    texts = [m[2] for t in lines if (m := SM_MTA.search(t))]
+
+    decisions = Counter(
+        (f[1], f[-1])
+        for f in (ln.split() for ln in (ORACLES / MILTER.name / "milter.log").read_text().splitlines())
+        if f[1] in ("RCPT", "EOM") and f[-1] in ("reject", "tempfail")
+    )
+    got = Counter(
+        dict(
+            con.execute(
+                f"""select reject_stage || ' ' || smtp_code, count(*) {rows}
+                    and kind = 'reject' and (reason like '%milter%') group by 1"""
+            ).fetchall()
+        )
+    )
+    want = Counter(
+        {
+            "RCPT 550": decisions["RCPT", "reject"],
+            "RCPT 451": decisions["RCPT", "tempfail"],
+            "DATA 550": decisions["EOM", "reject"],
+            "DATA 451": decisions["EOM", "tempfail"],
+        }
+    )
+    assert all(want.values()) and got == want
+
+    mailer_failed = sum(
+        1
+        for t in texts
+        if t.startswith("to=") and ", mailer=" in t and not re.search(r", stat=(?:Sent|Deferred|queued)\b", t)
+    )
+    bounced = con.execute(f"select count(*) {rows} and counts_as = 'bounced'").fetchone()[0]
+    assert bounced == mailer_failed
+    oracle = mailstats(MILTER)
+    mta = (ORACLES / MILTER.name / "mailstats-p.txt").read_text().split("MTA statistics...", 1)[1]
+    discarded = int(re.search(r"^ T(?:\s+\d+){5}\s+(\d+)", mta, re.M)[1])
+    got = con.execute(f"select count(*) {rows} and kind = 'delivery' and status = 'discarded'").fetchone()[0]
+    assert got == discarded == sum(1 for t in texts if t.endswith(", stat=discarded")) > 0
+    delivered = con.execute(
+        f"select count(*) {rows} and counts_as = 'delivered' and program = 'sm-mta'"
+    ).fetchone()[0]
+    assert delivered == oracle["to"]
+    assert con.execute(f"select count(*) {rows} and kind = 'other'").fetchone()[0] == 0
+
+
+def test_queue_return_expires_deferred_messages(landing_con):
+    """A run whose deferred messages are returned after Timeout.queuereturn (the fixture's
+    README): each `Cannot send message for` notice is its message's expiry, each `Warning:`
+    notice a delay notice; received plus every notice sendmail made equal mailstats' `from`,
+    deliveries its `to`; with the queue empty at the end (mailq), no message ends deferred."""
+    fid = 424381
+    land_file(landing_con, MaillogParser(), QUEUE_RETURN / "maillog.gz", file_id=fid, year=2026)
+    con = landing_con
+    rows = f"from raw.maillog where file_id = {fid}"
+    lines = gzip.decompress((QUEUE_RETURN / "maillog.gz").read_bytes()).decode().splitlines()
+    notice = re.compile(r"\]: (\w+): (\w+): (?:DSN|postmaster notify|return to sender|sender notify): (.*)$")
+    found = [m.groups() for t in lines if (m := notice.search(t))]
+    expired = sorted((q, n) for q, n, why in found if why.startswith("Cannot send message for "))
+    got = con.execute(
+        f"select queue_id, related_queue_id {rows} and kind = 'expired' order by all"
+    ).fetchall()
+    assert expired and got == expired
+    warned = sum(1 for *_, why in found if why.startswith("Warning: "))
+    assert con.execute(f"select count(*) {rows} and kind = 'defer_notice'").fetchone()[0] == warned > 0
+
+    oracle = mailstats(QUEUE_RETURN)
+    kinds = dict(con.execute(f"select kind, count(*) {rows} group by 1").fetchall())
+    received = con.execute(f"select count(*) {rows} and counts_as = 'received'").fetchone()[0]
+    made = sum(kinds.get(k, 0) for k in ("bounce_notice", "defer_notice", "expired"))
+    assert received + made == oracle["from"] == received + len(found)
+    delivered = con.execute(f"select count(*) {rows} and counts_as = 'delivered'").fetchone()[0]
+    assert delivered == oracle["to"]
+    assert "is empty" in (ORACLES / QUEUE_RETURN.name / "mailq-at-end.txt").read_text()
+    final = dict(
+        con.execute(
+            f"""select final_status, count(*) from raw.maillog_messages
+                where file_id = {fid} and has_lines = 1 group by 1"""
+        ).fetchall()
+    )
+    assert final.get("deferred", 0) == 0 and final.get("expired") == len(expired)
+    assert "other" not in kinds

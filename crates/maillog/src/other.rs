@@ -136,12 +136,20 @@ pub fn sendmail<'a>(row: &mut Row<'a>, b: &'a [u8]) {
                 }
             }),
         );
+        // a `to=` line without `mailer=` delivered nothing: the message was dropped by a
+        // DISCARD (`stat=discarded`) or refused at its end by a milter (`stat=<its reply text>`;
+        // the `Milter: data, reject=` line counts it), no bounce
+        let unrouted = find(b, b", mailer=").is_none();
         let st: &[u8] = if stat_is(b, b"Sent") {
             b"sent"
         } else if stat_is(b, b"Deferred") {
             b"deferred"
         } else if stat_is(b, b"queued") {
             b"queued"
+        } else if unrouted && stat_is(b, b"discarded") {
+            b"discarded"
+        } else if unrouted {
+            b"rejected"
         } else {
             b"bounced"
         };
@@ -168,6 +176,17 @@ pub fn sendmail<'a>(row: &mut Row<'a>, b: &'a [u8]) {
                 row.so(C::enhanced_code, n.map(|n| &t[..n]));
                 row.so(C::reply_text, nonempty(n.map_or(t, |n| t[n..].trim_ascii_start())));
             }
+        }
+    } else if b.starts_with(b"ruleset=") && b.ends_with(b", discard") {
+        // `ruleset=check_rcpt, arg1=<a>, relay=host [ip], discard` (an access map's DISCARD):
+        // the message is accepted and dropped (its `to=` line says `stat=discarded`)
+        row.s(C::kind, b"discard");
+        row.s(C::reject_action, b"discard");
+        row.so(C::recipient, angle_opt_after(b, b", arg1=").and_then(nonempty));
+        let c = sm_relay(b);
+        row.so(C::client, c);
+        if let Some(c) = c {
+            split_host(row, c, C::client_host, C::client_ip, C::client_port);
         }
     } else if b.starts_with(b"ruleset=") && find(b, b", reject=").is_some() {
         row.s(C::kind, b"reject");
@@ -298,9 +317,19 @@ pub fn sendmail<'a>(row: &mut Row<'a>, b: &'a [u8]) {
         row.s(C::detail, b);
     } else if let Some((id, reason)) = sm_notice(b) {
         // `<qid>: <notice qid>: DSN: <reason>` (a delivery status notice to the sender),
-        // `postmaster notify: ...`, `return to sender: ...`: the notice sendmail queued as a
-        // message of its own, as Postfix's `sender non-delivery notification: <qid>`
-        row.s(C::kind, b"bounce_notice");
+        // `postmaster notify: ...`, `return to sender: ...`, `sender notify: ...`: the notice
+        // sendmail queued as a message of its own (savemail.c), as Postfix's `sender
+        // non-delivery notification: <qid>`. `Warning: could not send message for past N`
+        // tells the sender of a delay (confTO_QUEUEWARN); `Cannot send message for N` returns a
+        // message that stayed past confTO_QUEUERETURN: it expired (its last `to=` said Deferred)
+        let kind: &[u8] = if reason.starts_with(b"Warning: ") {
+            b"defer_notice"
+        } else if reason.starts_with(b"Cannot send message for ") {
+            b"expired"
+        } else {
+            b"bounce_notice"
+        };
+        row.s(C::kind, kind);
         row.s(C::related_queue_id, id);
         row.so(C::reason, nonempty(reason));
     } else if let Some(p) = find(b, b": Possible SMTP RCPT flood, throttling.") {
@@ -332,8 +361,33 @@ pub fn sendmail<'a>(row: &mut Row<'a>, b: &'a [u8]) {
         row.s(C::kind, b"alias");
         row.so(C::orig_to, nonempty(alias));
         row.so(C::recipient, nonempty(to.strip_prefix(b"\"").and_then(|t| t.strip_suffix(b"\"")).unwrap_or(to)));
-    } else if b.starts_with(b"Milter") && matches!(b.get(6), Some(b':' | b' ')) {
-        // `Milter: no active filter` (LogLevel 10 and up): the milter state of a transaction
+    } else if let Some((stage, r)) = b
+        .strip_prefix(b"Milter: data, reject=")
+        .map(|r| (b"DATA".as_slice(), r))
+        .or_else(|| b.strip_prefix(b"Milter: to=").filter(|r| find(r, b", reject=").is_some()).map(|r| (b"RCPT".as_slice(), r)))
+    {
+        // a milter refused the message at its end (`Milter: data, reject=550 5.7.1 text`; the
+        // `to=` lines that follow deliver nothing) or a recipient (`Milter: to=<r>, reject=451
+        // 4.7.1 text`; its `milter=NAME, action=rcpt, reject=...` line is the same refusal)
+        row.s(C::kind, b"reject");
+        row.s(C::reject_action, b"reject");
+        row.s(C::reject_stage, stage);
+        let reply = if stage == b"RCPT" {
+            row.so(C::recipient, nonempty(trim_angles(&r[..find(r, b", reject=").unwrap()])));
+            &r[find(r, b", reject=").unwrap() + 9..]
+        } else {
+            r
+        };
+        if reply.len() >= 3 && reply[..3].iter().all(|&c| is_digit(c)) {
+            row.i(C::smtp_code, to_i32(&reply[..3]));
+            let t = reply.get(4..).unwrap_or(b"");
+            let n = enh_greedy(t).filter(|&n| matches!(t.get(n), None | Some(b' ')));
+            row.so(C::enhanced_code, n.map(|n| &t[..n]));
+            row.so(C::reason, nonempty(n.map_or(t, |n| t[n..].trim_ascii_start())));
+        }
+    } else if (b.starts_with(b"Milter") && matches!(b.get(6), Some(b':' | b' '))) || (b.starts_with(b"milter=") && find(b, b", action=").is_some()) {
+        // `Milter: no active filter` (LogLevel 10 and up): the milter state of a transaction;
+        // `milter=NAME, action=rcpt, reject=...`: the filter's own word on a refusal logged above
         row.s(C::kind, b"milter_notice");
         row.s(C::detail, b);
     } else if b.starts_with(b"AUTH warning: ") || (b.starts_with(b"error: safesasl(") && find(b, b") failed: ").is_some()) {
@@ -349,6 +403,7 @@ pub fn sendmail<'a>(row: &mut Row<'a>, b: &'a [u8]) {
         row.s(C::severity, b"warning");
         row.s(C::detail, b);
     } else if b.starts_with(b"starting daemon (")
+        || b.starts_with(b"stopping daemon, reason=")
         || b.starts_with(b"started as: ")
         || (b.starts_with(b"engine=") && find(b, b", initialized=").is_some())
         || b.starts_with(b"accepting connections again for daemon ")
@@ -415,7 +470,7 @@ fn sm_notice(b: &[u8]) -> Option<(&[u8], &[u8])> {
     if !crate::parse::is_sendmail_qid(id) {
         return None;
     }
-    [b"DSN: ".as_slice(), b"postmaster notify: ", b"return to sender: "]
+    [b"DSN: ".as_slice(), b"postmaster notify: ", b"return to sender: ", b"sender notify: "]
         .iter()
         .find_map(|w| rest.strip_prefix(*w))
         .map(|reason| (id, reason))
@@ -2456,6 +2511,40 @@ mod tests {
         // a host named like a Dovecot process is still a host
         let r = parsed(b"Nov 28 06:34:32 imap dovecot: imap-login: Login: user=<ann>, method=PLAIN, rip=192.0.2.4");
         assert_eq!((s(&r, C::host), s(&r, C::kind)), (Some("imap"), Some("mailbox_login")));
+    }
+
+    #[test]
+    fn sendmail_milter_refusals_discards_and_expiry_notices() {
+        let at = "2026-11-28T06:53:39.818749+00:00 vm sm-mta[102]: ";
+        let p = |rest: &str| format!("{at}{rest}");
+        let l = p("6AS6rdCR000102: Milter: data, reject=550 5.7.1 Message rejected by bench milter");
+        let r = parsed(&l);
+        assert_eq!((s(&r, C::kind), s(&r, C::reject_stage), i(&r, C::smtp_code)), (Some("reject"), Some("DATA"), Some(550)));
+        assert_eq!((s(&r, C::enhanced_code), s(&r, C::reason)), (Some("5.7.1"), Some("Message rejected by bench milter")));
+        let l = p("6AS6rdCR000102: to=<user6@bench.test>, delay=00:00:00, pri=30971, stat=Message rejected by bench milter");
+        let r = parsed(&l);
+        assert_eq!((s(&r, C::kind), s(&r, C::status)), (Some("delivery"), Some("rejected")));
+        let l = p("6AS71mNE000094: Milter: to=<milterrej1@bench.test>, reject=451 4.7.1 Recipient deferred by bench milter");
+        let r = parsed(&l);
+        assert_eq!((s(&r, C::kind), s(&r, C::reject_stage), s(&r, C::recipient)), (Some("reject"), Some("RCPT"), Some("milterrej1@bench.test")));
+        assert_eq!((i(&r, C::smtp_code), s(&r, C::enhanced_code)), (Some(451), Some("4.7.1")));
+        let l = p("6AS71mNE000094: milter=bench, action=rcpt, reject=550 5.7.1 Recipient refused by bench milter");
+        assert_eq!(s(&parsed(&l), C::kind), Some("milter_notice"));
+        let l = p("6AS6rYGo000084: ruleset=check_rcpt, arg1=<user1@bench.test>, relay=localhost [127.0.0.1], discard");
+        let r = parsed(&l);
+        assert_eq!((s(&r, C::kind), s(&r, C::recipient), s(&r, C::client_ip)), (Some("discard"), Some("user1@bench.test"), Some("127.0.0.1")));
+        let l = p("6AS6rYGo000084: to=<user1@bench.test>, delay=00:00:00, pri=30139, stat=discarded");
+        assert_eq!(s(&parsed(&l), C::status), Some("discarded"));
+        let l = p("6AS6sgAb000386: 6AS6tf0o001173: sender notify: Warning: could not send message for past 1 minute");
+        assert_eq!(s(&parsed(&l), C::kind), Some("defer_notice"));
+        let l = p("6AS6sHDl000078: 6AS6ufAf001962: sender notify: Cannot send message for 2 minutes");
+        let r = parsed(&l);
+        assert_eq!((s(&r, C::kind), s(&r, C::queue_id), s(&r, C::related_queue_id)), (Some("expired"), Some("6AS6sHDl000078"), Some("6AS6ufAf001962")));
+        let l = p("NOQUEUE: stopping daemon, reason=signal");
+        assert_eq!(s(&parsed(&l), C::kind), Some("master"));
+        // a local mailer's failure is still a bounce
+        let l = p("6AS6rdCR000103: to=<nouser@bench.test>, delay=00:00:00, mailer=local, pri=30742, dsn=5.1.1, stat=User unknown");
+        assert_eq!(s(&parsed(&l), C::status), Some("bounced"));
     }
 
     #[test]
