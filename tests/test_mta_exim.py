@@ -529,3 +529,40 @@ def test_syslog_parts_count_once(landing_con):
     size = con.execute("select distinct size, sender from raw.maillog where kind = 'arrival'").fetchall()
     assert size == [(306, "user1@bench.test")]
     assert con.execute("select count(*) from raw.maillog where kind = 'other'").fetchone()[0] == 0
+
+
+SYSLOG_5424 = RECORDED / "exim-syslog-5424"
+
+
+def test_rfc_5424_syslog_counts_match_eximstats(landing_con):
+    """Exim logging to syslog through rsyslog's RFC 5424 format (`<PRI>1 STAMP HOST APP PROCID
+    MSGID SD MSG`, the fixture's README): the file is a mail log; received and delivered, per
+    run and per minute, and the messages with a deferral or a failure equal eximstats' on the
+    mainlog; each row keeps the syslog host and Exim's pid; no line is left as `other`."""
+    con = land_syslog(landing_con, SYSLOG_5424)
+    oracle = eximstats(SYSLOG_5424)
+    text = (ORACLES / SYSLOG_5424.name / "eximstats.txt").read_text()
+    # messages delivered to more than one address: eximstats' Addresses, one delivery line each
+    addresses = int(re.search(r"^\s+Delivered\s+\S+\s+\d+\s+(\d+)", text, re.M)[1])
+    delayed, failed = map(
+        int, re.search(r"^\s+Received\s+\S+\s+\d+\s+\d+\s+(\d+)\s+\S+\s+(\d+)", text, re.M).groups()
+    )
+    counts = dict(con.execute("select counts_as, count(*) from raw.maillog group by 1").fetchall())
+    assert (counts["received"], counts["delivered"]) == (oracle["received"], addresses)
+    per_min = (
+        "select strftime(ts, '%H:%M'), count(*) from raw.maillog where counts_as = 'received' group by 1"
+    )
+    assert dict(con.execute(per_min).fetchall()) == oracle["received_per_minute"]
+    messages = con.execute(
+        "select count(distinct queue_id) filter (where counts_as = 'deferred'),"
+        " count(distinct queue_id) filter (where counts_as = 'bounced') from raw.maillog"
+    ).fetchone()
+    assert messages == (delayed, failed) and delayed > 0 and failed > 0
+    lines = gzip.decompress((SYSLOG_5424 / "maillog.gz").read_bytes()).decode().splitlines()
+    head = re.compile(r"^<\d+>1 \S+ (\S+) exim (\d+) ")
+    want = sorted(Counter(m.groups() for m in map(head.match, lines) if m).items())
+    got = con.execute(
+        "select host, cast(pid as varchar), count(*) from raw.maillog group by 1, 2 order by 1, 2"
+    )
+    assert [((h, p), n) for h, p, n in got.fetchall()] == want and len(want) > 1
+    assert con.execute("select count(*) from raw.maillog where kind = 'other'").fetchone()[0] == 0

@@ -54,11 +54,19 @@ COLUMNS = ", ".join(f"{n} {_SQL_TYPES.get(t, 'VARCHAR')}" for n, t in _ALL[1:])
 NOISE, QUARANTINE = "__noise", "__quarantine"
 
 
-_SNIFF_SYSLOG = re.compile(
-    r"^(?:[A-Z][a-z]{2} [ 0-9]?\d \d\d:\d\d:\d\d|\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\S*) \S+ "
+_MAIL_PROGRAMS = (
     # the mailbox side's servers too: a Dovecot-only or Courier-only log is a maillog
     r"(?P<prog>postfix[^\[:\s]*|sendmail|sm-mta|sm-msp-queue|exim4?|smtpd|dovecot|(?:pop3|imap)d(?:-ssl)?"
-    r"|courierpop3login|imaplogin|courier(?:d|local|esmtpd?|dsn))(?:\[\d+\])?: ",
+    r"|courierpop3login|imaplogin|courier(?:d|local|esmtpd?|dsn))"
+)
+_SNIFF_SYSLOG = re.compile(
+    r"^(?:[A-Z][a-z]{2} [ 0-9]?\d \d\d:\d\d:\d\d|\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\S*) \S+ "
+    + _MAIL_PROGRAMS
+    + r"(?:\[\d+\])?: "
+    # RFC 5424 (rsyslog's RSYSLOG_SyslogProtocol23Format): `<PRI>1 STAMP HOST APP PROCID MSGID SD MSG`
+    + r"|^<\d{1,3}>1 \d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\S* \S+ "
+    + _MAIL_PROGRAMS.replace("?P<prog>", "?:")
+    + r" \S+ \S+ (?:-|\[)",
     re.M,
 )
 # `journalctl -o json`: one object per line, a mail program's SYSLOG_IDENTIFIER in it

@@ -82,6 +82,11 @@ pub fn sendmail<'a>(row: &mut Row<'a>, b: &'a [u8]) {
         let c = sm_relay(b);
         row.so(C::client, c);
         if let Some(c) = c {
+            // a local submission names the user: `relay=root@localhost`
+            let c = match find_byte(c, b'@') {
+                Some(at) if !c[..at].contains(&b' ') && !c.contains(&b'[') => &c[at + 1..],
+                _ => c,
+            };
             split_host(row, c, C::client_host, C::client_ip, C::client_port);
         }
     } else if b.starts_with(b"to=") && find(b, b", stat=").is_some() {
@@ -1091,12 +1096,15 @@ fn exim_session<'a>(row: &mut Row<'a>, m: &'a [u8]) -> bool {
             b"disconnect"
         } else if find(r, b" (TCP/IP connection count = ").is_some() {
             b"connect"
-        } else if r.ends_with(b" lost") || find(r, b" lost while reading message data").is_some() {
+        } else if r.ends_with(b" lost") || find(r, b" lost while reading message data").is_some() || find(r, b" lost D=").is_some() {
+            // `... lost D=0s`: the `smtp_connection` selector with `deliver_time`'s D= of 4.9x
             b"lost_connection"
         } else {
             return false;
         };
         row.s(C::kind, kind);
+        // the count after a connect's client is no part of it
+        let r = find(r, b" (TCP/IP connection count = ").map_or(r, |p| &r[..p]);
         let t = client_then(row, r);
         if kind == b"lost_connection" {
             row.so(C::detail, t.and_then(nonempty));
@@ -2540,11 +2548,30 @@ mod tests {
         let l = p("6AS6sHDl000078: 6AS6ufAf001962: sender notify: Cannot send message for 2 minutes");
         let r = parsed(&l);
         assert_eq!((s(&r, C::kind), s(&r, C::queue_id), s(&r, C::related_queue_id)), (Some("expired"), Some("6AS6sHDl000078"), Some("6AS6ufAf001962")));
+        let l = p("6AS737VY000441: from=root, size=83, class=0, nrcpts=2, msgid=<6AS737VY000441@vm>, relay=root@localhost");
+        let r = parsed(&l);
+        assert_eq!((s(&r, C::client), s(&r, C::client_host)), (Some("root@localhost"), Some("localhost")));
         let l = p("NOQUEUE: stopping daemon, reason=signal");
         assert_eq!(s(&parsed(&l), C::kind), Some("master"));
         // a local mailer's failure is still a bounce
         let l = p("6AS6rdCR000103: to=<nouser@bench.test>, delay=00:00:00, mailer=local, pri=30742, dsn=5.1.1, stat=User unknown");
         assert_eq!(s(&parsed(&l), C::status), Some("bounced"));
+    }
+
+    #[test]
+    fn rfc_5424_lines_read_as_their_syslog_shape() {
+        let r = parsed(b"<22>1 2026-11-28T07:07:40.402589+00:00 vm exim 36 - -  2026-11-28 07:07:40 1xXCX6-00000a-18 <= user111@relay.test H=(localhost) [127.0.0.1] P=esmtp S=3428 id=6B0A7DBC.1A1@relay.test");
+        assert_eq!((s(&r, C::ts_format), s(&r, C::host), s(&r, C::program), i(&r, C::pid)), (Some("exim"), Some("vm"), Some("exim"), Some(36)));
+        assert_eq!((s(&r, C::kind), s(&r, C::queue_id), s(&r, C::sender)), (Some("arrival"), Some("1xXCX6-00000a-18"), Some("user111@relay.test")));
+        let r = parsed(b"<22>1 2026-11-28T07:07:40.5+01:00 mx postfix/smtpd 812 - [timeQuality tzKnown=\"1\" x=\"a\\]b\"] 4C0F1A2B3C: client=localhost[127.0.0.1]");
+        assert_eq!((s(&r, C::ts_format), s(&r, C::host), s(&r, C::program), i(&r, C::pid)), (Some("rfc5424"), Some("mx"), Some("postfix/smtpd"), Some(812)));
+        assert_eq!((s(&r, C::kind), s(&r, C::queue_id), s(&r, C::client_ip)), (Some("client"), Some("4C0F1A2B3C"), Some("127.0.0.1")));
+        assert_eq!(i(&r, C::ts), Some(1_795_846_060_500_000)); // 06:07:40.5 UTC
+        // Exim's session lines
+        let r = parsed(b"2026-11-28 07:07:40 SMTP connection from (client.test) [127.0.0.2]:51855 lost D=0s");
+        assert_eq!((s(&r, C::kind), s(&r, C::client_ip)), (Some("lost_connection"), Some("127.0.0.2")));
+        let r = parsed(b"2026-11-28 07:07:40 SMTP connection from [127.0.0.1]:34492 (TCP/IP connection count = 1)");
+        assert_eq!((s(&r, C::kind), s(&r, C::client), i(&r, C::client_port)), (Some("connect"), Some("[127.0.0.1]:34492"), Some(34492)));
     }
 
     #[test]

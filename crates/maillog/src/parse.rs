@@ -245,6 +245,56 @@ pub(crate) fn is_sendmail_qid(x: &[u8]) -> bool {
     (8..=20).contains(&x.len()) && x.iter().all(|b| b.is_ascii_alphanumeric()) && x.last().is_some_and(|b| b.is_ascii_digit())
 }
 
+/// Where an RFC 5424 line's stamp begins (after `<PRI>1 `, rsyslog's
+/// `RSYSLOG_SyslogProtocol23Format`); 0 for any other line.
+fn rfc5424_at(l: &[u8]) -> usize {
+    if l.first() != Some(&b'<') {
+        return 0;
+    }
+    let n = run(&l[1..], is_digit);
+    if (1..=3).contains(&n) && l[1 + n..].starts_with(b">1 ") {
+        n + 4
+    } else {
+        0
+    }
+}
+
+/// An RFC 5424 line's `HOST APP-NAME PROCID MSGID STRUCTURED-DATA MSG` after its stamp
+/// (`rest`): host, app, the procid when not `-`, and the message (its leading spaces and a
+/// UTF-8 BOM left out). None for any other line, or an app of `-`.
+fn rfc5424_fields<'a>(line: &[u8], rest: &'a [u8]) -> Option<(&'a [u8], &'a [u8], Option<&'a [u8]>, &'a [u8])> {
+    if rfc5424_at(line) == 0 {
+        return None;
+    }
+    let mut parts = rest.splitn(5, |&c| c == b' ');
+    let (host, app, pid, _msgid) = (parts.next()?, parts.next()?, parts.next()?, parts.next()?);
+    let sd_msg = parts.next().unwrap_or(b"");
+    // STRUCTURED-DATA: `-` or `[id k="v" ...]...` (`\]` and `\"` escaped inside values)
+    let mut i = 0;
+    if sd_msg.first() == Some(&b'-') {
+        i = 1;
+    } else {
+        while sd_msg.get(i) == Some(&b'[') {
+            let (mut quoted, mut esc) = (false, false);
+            i += 1;
+            while let Some(&c) = sd_msg.get(i) {
+                i += 1;
+                match c {
+                    _ if esc => esc = false,
+                    b'\\' => esc = true,
+                    b'"' => quoted = !quoted,
+                    b']' if !quoted => break,
+                    _ => {}
+                }
+            }
+        }
+    }
+    let msg = &sd_msg[i.min(sd_msg.len())..];
+    let msg = &msg[run(msg, |c| c == b' ')..];
+    let msg = msg.strip_prefix("\u{feff}".as_bytes()).unwrap_or(msg);
+    (app != b"-").then_some((host, app, (pid != b"-").then_some(pid), msg))
+}
+
 /// Output of one line: the row and, for syslog stamps, the local month (for year roll-over).
 pub fn parse_line<'a>(line: &'a [u8], bad: bool, ctx: &Ctx, row: &mut Row<'a>) -> u8 {
     let mut month_out = 0u8;
@@ -272,7 +322,10 @@ pub fn parse_line<'a>(line: &'a [u8], bad: bool, ctx: &Ctx, row: &mut Row<'a>) -
         row.i(C::ts, Some(local - ctx.offset_min * 60 * US));
         // a day past the month's end (`Feb 30`) rolls into the next month
         month_out = if local < ctx.month_end_us[m] { m as u8 + 1 } else { month_of(local) };
-    } else if let Some((sl, z)) = rfc3339_head(line) {
+    } else if let Some((sl, z)) = rfc3339_head(&line[rfc5424_at(line)..]) {
+        // RFC 3339 stamps, and RFC 5424's `<PRI>1 ` before theirs
+        let at = rfc5424_at(line);
+        let (sl, z) = (at + sl, at + z);
         fmt = Some(Fmt::Rfc3339);
         slen = sl;
         let zone = &line[z..sl];
@@ -283,7 +336,7 @@ pub fn parse_line<'a>(line: &'a [u8], bad: bool, ctx: &Ctx, row: &mut Row<'a>) -
             let d: Vec<u8> = zone[1..].iter().copied().filter(|b| b.is_ascii_digit()).collect();
             sign * (((d[0] - b'0') as i64 * 10 + (d[1] - b'0') as i64) * 60 + (d[2] - b'0') as i64 * 10 + (d[3] - b'0') as i64)
         };
-        row.i(C::ts, iso_to_us(&line[..z]).map(|t| t - off * 60 * US));
+        row.i(C::ts, iso_to_us(&line[at..z]).map(|t| t - off * 60 * US));
     } else if iso_shape(line, b' ') {
         fmt = Some(Fmt::Exim);
     } else if is_tai64(line) {
@@ -311,6 +364,18 @@ pub fn parse_line<'a>(line: &'a [u8], bad: bool, ctx: &Ctx, row: &mut Row<'a>) -
         Fmt::Syslog | Fmt::Rfc3339 => {
             row.s(C::ts_format, if fmt == Fmt::Syslog { b"syslog" } else { b"rfc3339" });
             let rest = &line[slen + 1..];
+            // RFC 5424: `HOST APP PROCID MSGID SD MSG` after the stamp
+            let rest = match rfc5424_fields(line, rest) {
+                Some((host, app, pid, msg)) => {
+                    row.s(C::ts_format, b"rfc5424");
+                    row.s(C::host, host);
+                    row.i(C::pid, pid.and_then(to_i32));
+                    program = Some(app);
+                    message = Some(msg);
+                    b"".as_slice()
+                }
+                None => rest,
+            };
             let own = if fmt == Fmt::Syslog { crate::other::dovecot_own_line(rest) } else { None };
             if own.is_some() {
                 // Dovecot's own log_path: neither host nor tag
@@ -318,7 +383,7 @@ pub fn parse_line<'a>(line: &'a [u8], bad: bool, ctx: &Ctx, row: &mut Row<'a>) -
                 message = own;
             }
             let own = own.is_some();
-            match find_byte(rest, b' ').filter(|_| !own) {
+            match find_byte(rest, b' ').filter(|_| !own && program.is_none()) {
                 Some(sp) => {
                     row.s(C::host, &rest[..sp]);
                     let body = &rest[sp + 1..];
@@ -336,7 +401,7 @@ pub fn parse_line<'a>(line: &'a [u8], bad: bool, ctx: &Ctx, row: &mut Row<'a>) -
                         }
                     }
                 }
-                None if !own => row.s(C::host, rest),
+                None if !own && program.is_none() => row.s(C::host, rest),
                 None => {}
             }
             // Exim logging to syslog writes its own stamp after the tag (`syslog_timestamp`,
