@@ -1775,6 +1775,12 @@ pub fn dovecot_shaped(m: &[u8]) -> bool {
 /// Warning: ...`), in 1.x the level first (`Info: imap-login: Login: user=<u>, ...`,
 /// `Info: IMAP(u): Disconnected: Logged out`). The Dovecot message (1.x: after its level).
 pub fn dovecot_own_line(m: &[u8]) -> Option<&[u8]> {
+    // its first word ends in `:` (a process's prefix, or 1.x's level), where a syslog line has
+    // its host: the one test most lines take
+    let first = find_byte(m, b' ').unwrap_or(m.len());
+    if first == 0 || m[first - 1] != b':' {
+        return None;
+    }
     const LEVELS: [&[u8]; 7] = [b"Info: ", b"Warning: ", b"Warn: ", b"Error: ", b"Fatal: ", b"Panic: ", b"Debug: "];
     if let Some(l) = LEVELS.iter().find(|l| m.starts_with(l)) {
         let r = &m[l.len()..];
