@@ -793,6 +793,7 @@ pub fn exim<'a>(row: &mut Row<'a>, m: &'a [u8]) {
                 exim_client(row, c);
             }
             row.i(C::size, digits_after(fields, b" S=").and_then(to_i64));
+            exim_tls(row, fields);
             // `id*=`: the Message-ID Exim made itself (the `msg_id_created` selector)
             row.so(C::message_id, token_after(fields, b" id=").or_else(|| token_after(fields, b" id*=")));
             row.so(C::proto, token_after(fields, b" P="));
@@ -844,7 +845,12 @@ pub fn exim<'a>(row: &mut Row<'a>, m: &'a [u8]) {
             }
             row.so(C::mailer, token_after(rest, b" T="));
             row.f(C::delay, exim_secs(token_after(rest, b" QT=")));
-            row.f(C::delay_transmission, exim_secs(token_after(rest, b" DT=")));
+            // `DT=0.000s: Retry time not yet reached` on a deferral: the time ends at the colon
+            row.f(C::delay_transmission, exim_secs(token_after(rest, b" DT=").map(|t| t.strip_suffix(b":").unwrap_or(t))));
+            // the fields before the remote's confirmation (`C="..."`, its text the server's)
+            let fields = find(rest, b" C=\"").map_or(rest, |e| &rest[..e]);
+            row.i(C::size, digits_after(fields, b" S=").and_then(to_i64));
+            exim_tls(row, fields);
             let failed = flag == b"**" || flag == b"==";
             row.s(C::status, if flag == b"**" { b"bounced" } else if flag == b"==" { b"deferred" } else { b"sent" });
             if failed {
@@ -1034,6 +1040,22 @@ fn exim_client<'a>(row: &mut Row<'a>, c: &'a [u8]) {
         split_host(row, r, C::client_host, C::client_ip, C::client_port);
     }
     row.so(C::client_host, host);
+}
+
+/// ` X=TLS1.3:TLS_AES_256_GCM_SHA384:256` (the `tls_cipher` selector, on by default): the
+/// protocol, the cipher and its bits.
+fn exim_tls<'a>(row: &mut Row<'a>, fields: &'a [u8]) {
+    let Some(x) = token_after(fields, b" X=") else { return };
+    let Some(a) = find_byte(x, b':') else { return };
+    row.so(C::tls_protocol, nonempty(&x[..a]));
+    let rest = &x[a + 1..];
+    match rfind_byte(rest, b':') {
+        Some(z) if rest[z + 1..].iter().all(|c| c.is_ascii_digit()) && z + 1 < rest.len() => {
+            row.so(C::tls_cipher, nonempty(&rest[..z]));
+            row.i(C::tls_bits, to_i32(&rest[z + 1..]));
+        }
+        _ => row.so(C::tls_cipher, nonempty(rest)),
+    }
 }
 
 /// `text DT=<time>` -> `text`
@@ -2578,6 +2600,17 @@ mod tests {
         assert_eq!((s(&r, C::kind), s(&r, C::client_ip)), (Some("lost_connection"), Some("127.0.0.2")));
         let r = parsed(b"2026-11-28 07:07:40 SMTP connection from [127.0.0.1]:34492 (TCP/IP connection count = 1)");
         assert_eq!((s(&r, C::kind), s(&r, C::client), i(&r, C::client_port)), (Some("connect"), Some("[127.0.0.1]:34492"), Some(34492)));
+    }
+
+    #[test]
+    fn exim_tls_size_and_deferral_time() {
+        let r = parsed(b"2026-11-28 07:07:41 1xXCX6-00000a-18 => user111@relay.test R=smarthost T=remote_smtp H=127.0.0.1 [127.0.0.1]:2526 X=TLS1.3:ECDHE_X25519__RSA_PSS_RSAE_SHA256__AES_256_GCM:256 CV=no S=3484 C=\"250 2.0.0 Ok: queued as S1 S=9\"");
+        assert_eq!((s(&r, C::tls_protocol), s(&r, C::tls_cipher), i(&r, C::tls_bits)), (Some("TLS1.3"), Some("ECDHE_X25519__RSA_PSS_RSAE_SHA256__AES_256_GCM"), Some(256)));
+        assert_eq!(i(&r, C::size), Some(3484));
+        let r = parsed(b"2026-11-28 07:07:40 1xXCX6-00000a-18 <= user111@relay.test H=(localhost) [127.0.0.1] P=esmtps X=TLS1.3:TLS_AES_256_GCM_SHA384:256 S=3428 id=a@b");
+        assert_eq!((s(&r, C::tls_protocol), s(&r, C::tls_cipher), i(&r, C::tls_bits), i(&r, C::size)), (Some("TLS1.3"), Some("TLS_AES_256_GCM_SHA384"), Some(256), Some(3428)));
+        let r = parsed(b"2026-11-27 21:18:24.866 [658] 1xX3Kn-000088-12 == flaky1@bench.test R=flaky_users T=tempfail_pipe defer (-53) DT=0.012s: Retry time not yet reached");
+        assert!(matches!(r.get(C::delay_transmission), crate::cols::V::F(x) if x == 0.012));
     }
 
     #[test]
