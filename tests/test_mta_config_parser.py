@@ -87,6 +87,7 @@ def test_mailbox_client_record_lands_every_session():
 DOVECOT_CONFIGS = [
     ROOT / "tests" / "fixtures" / "mailbox" / "dovecot-bench" / "doveconf-n.txt",  # 2.3, `doveconf -n`
     ROOT / "tests" / "fixtures" / "recorded" / "dovecot-24-default" / "dovecot.conf",  # 2.4
+    ROOT / "tests" / "fixtures" / "recorded" / "dovecot-mail-log" / "d24-own-log-iso" / "doveconf-n.txt",
 ]
 
 
@@ -114,3 +115,6 @@ def test_dovecot_settings_are_named_by_their_blocks():
     assert v24["passdb.passwd-file.passwd_file_path"] == ["/etc/dovecot/users"]
     assert v24["mail_driver"] == ["maildir"]
     assert not any(name.startswith("namespace.inbox.namespace") for name in v24)  # a block closed
+    # a quoted value is the text inside the quotes, its trailing space kept
+    own_log, _ = settings(DOVECOT_CONFIGS[2])
+    assert own_log["log_timestamp"] == ["%Y-%m-%d %H:%M:%S "]

@@ -65,7 +65,7 @@ def _unquote(args: str) -> str:
 
 class MtaConfigParser(Parser):
     format = "mta_config"
-    version = "1.2.0"
+    version = "1.2.1"
     tables = {"postconf_settings": "name VARCHAR, value VARCHAR"}
 
     def sniff(self, head: str, name: str) -> int:
@@ -126,6 +126,11 @@ class MtaConfigParser(Parser):
         if stripped.startswith("`"):  # the rest of a macro call begun on a line above
             return "m4_continued", _unquote(re.sub(r"\)(?:dnl\b.*)?$", "", stripped))
         if section != "acl" and (m := SETTING.match(text)):
-            return (f"{prefix}.{m['name']}" if prefix else m["name"]), m["value"].strip()
+            # a value in double quotes is the text inside them (doveconf quotes one that ends
+            # in a space: `log_timestamp = "%Y-%m-%d %H:%M:%S "`)
+            value = m["value"].strip()
+            if len(value) >= 2 and value[0] == value[-1] == '"' and '"' not in value[1:-1]:
+                value = value[1:-1]
+            return (f"{prefix}.{m['name']}" if prefix else m["name"]), value
         word, _, rest = stripped.partition(" ")
         return (f"{prefix}.{word}" if prefix else word), rest.strip()
