@@ -396,6 +396,20 @@ def test_remote_deliveries_against_qmailanalog_and_the_sink(landing_con):
         {"250": sum(1 for f in sink_record(REMOTE_SINK.name) if f[1] == "DATA" and f[3] == "250")}
     )
 
+    # a bounce's own `info msg N: ... qp P` names the message `bounce msg M qp P` returns
+    sent = gzip.decompress(send.read_bytes()).decode().splitlines()
+    returned, want = {}, []
+    for t in sent:
+        if m := re.search(r" bounce msg (\d+) qp (\d+)$", t):
+            returned[m[2]] = m[1]
+        elif (m := re.search(r" info msg (\d+): bytes \d+ from <[^>]*> qp (\d+) ", t)) and m[2] in returned:
+            want.append((m[1], returned.pop(m[2])))
+    got = con.execute(
+        f"""select queue_id, related_queue_id from raw.maillog
+            where file_id = {fid} and kind = 'from' and related_queue_id is not null order by line_no"""
+    ).fetchall()
+    assert want and got == want
+
     lines = gzip.decompress(smtpd.read_bytes()).decode().splitlines()
     pids = [m[1] for t in lines if (m := re.search(r" tcpserver: pid \d+ from (\S+)$", t))]
     got = con.execute(

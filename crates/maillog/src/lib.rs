@@ -200,18 +200,24 @@ fn tied(row: &mut Row<'_>, tie: &mut QmailTie, qid: &mut Vec<u8>) -> Option<Tied
     qid.extend_from_slice(e.msg.to_string().as_bytes());
     let digits = qid.len();
     qid.extend_from_slice(&e.recipient);
-    Some(Tied { digits, mailer: e.mailer })
+    Some(Tied { digits, mailer: e.mailer, returns: e.returns })
 }
 
 /// Where a tied row's values sit in `qid` (tied), and its mailer.
 struct Tied {
     digits: usize,
     mailer: Option<&'static [u8]>,
+    returns: bool,
 }
 
 impl Tied {
     #[inline]
     fn set<'a>(&self, row: &mut Row<'a>, qid: &'a [u8]) {
+        if self.returns {
+            // a bounce's `info msg`: the message it returns
+            row.s(C::related_queue_id, &qid[..self.digits]);
+            return;
+        }
         row.s(C::queue_id, &qid[..self.digits]);
         if qid.len() > self.digits && row.get_s(C::recipient).is_none() {
             row.s(C::recipient, &qid[self.digits..]);

@@ -3,7 +3,7 @@
 use crate::cols::{Row, C};
 use crate::postfix::{reply_in_text, split_host};
 use crate::scan::*;
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 
 /// `, relay=(.*?)(?:, [a-z]+=|$)`
 fn sm_relay(b: &[u8]) -> Option<&[u8]> {
@@ -1857,7 +1857,8 @@ fn dovecot_notice<'a>(row: &mut Row<'a>, m: &'a [u8]) {
 #[derive(Default, Clone)]
 pub struct QmailTie {
     deliveries: HashMap<u64, Started>,
-    bounce_qps: HashSet<u64>,
+    /// per bounce announced (`bounce msg M qp P`), its qp and the message M it returns
+    bounce_qps: HashMap<u64, u64>,
     /// a qmail row was seen: the stream's lines tie across lines, so they are parsed in order
     pub seen: bool,
 }
@@ -1870,6 +1871,8 @@ pub struct Started {
     pub msg: u64,
     pub recipient: Box<[u8]>,
     pub mailer: Option<&'static [u8]>,
+    /// a bounce's own message: `msg` is the message it returns, not the row's own
+    pub returns: bool,
 }
 
 fn num(x: Option<&[u8]>) -> Option<u64> {
@@ -1902,7 +1905,7 @@ impl QmailTie {
                     Some(b"remote") => Some(b"remote"),
                     _ => None,
                 };
-                self.deliveries.insert(d, Started { msg, recipient, mailer });
+                self.deliveries.insert(d, Started { msg, recipient, mailer, returns: false });
                 None
             }
             b"delivery" => {
@@ -1910,17 +1913,21 @@ impl QmailTie {
                 self.deliveries.remove(&d)
             }
             b"bounce_notice" => {
-                if let Some(qp) = num(digits_after(message, b" qp ")) {
-                    self.bounce_qps.insert(qp);
+                if let (Some(qp), Some(msg)) = (num(digits_after(message, b" qp ")), num(row.get_s(C::queue_id))) {
+                    self.bounce_qps.insert(qp, msg);
                 }
                 None
             }
             b"from" => {
+                // the bounce's own `info msg N: ... qp P`: it returns message M (related_queue_id)
                 let qp = num(digits_after(message, b" qp "));
-                if !qp.is_some_and(|qp| self.bounce_qps.remove(&qp)) {
-                    row.s(C::kind, b"arrival");
+                match qp.and_then(|qp| self.bounce_qps.remove(&qp)) {
+                    Some(msg) => Some(Started { msg, recipient: Box::default(), mailer: None, returns: true }),
+                    None => {
+                        row.s(C::kind, b"arrival");
+                        None
+                    }
                 }
-                None
             }
             _ => None,
         }
