@@ -5,8 +5,13 @@ pflogsumm's report on the same log and against regexes over its raw lines."""
 from __future__ import annotations
 
 import gzip
+import os
 import re
+import shutil
+import subprocess
+import sys
 
+import duckdb
 from conftest import FIXTURES, land_file
 from test_log_variants import TOTALS, pflogsumm_saved
 
@@ -178,3 +183,90 @@ def test_lmtp_to_dovecot_with_its_own_log_file(landing_con):
             and kind = 'local_delivery' and mailbox_user like '%@bench.test'"""
     ).fetchone()[0]
     assert users == want["local_delivery"]
+
+
+MTABENCH = [sys.executable, "-m", "mtabench.cli.main"]
+RFC5424_UNNAMED = FIXTURES / "recorded" / "postfix-310-rfc5424-unnamed"
+CHECKS_SOFTBOUNCE = FIXTURES / "recorded" / "postfix-310-checks-softbounce"
+
+
+def test_rfc_5424_lines_without_the_daemons_name(landing_con):
+    """rsyslog's default RFC 5424 template names every line's program `postfix` alone (the
+    fixture's README): received, delivered, deferred, bounced and rejected equal regexes over
+    the raw lines, read by the lines' shapes; every access WARN is a `warn`; no line is
+    `other`."""
+    fid = 424390  # a file id of its own: the landing's parts folder may be shared
+    land_file(landing_con, MaillogParser(), RFC5424_UNNAMED / "maillog.gz", file_id=fid, year=2026)
+    lines = gzip.decompress((RFC5424_UNNAMED / "maillog.gz").read_bytes()).decode().splitlines()
+    assert all(re.match(r"^<\d+>1 \S+ \S+ postfix \d+ ", t) for t in lines)
+
+    def n(pattern: str) -> int:
+        return sum(1 for t in lines if re.search(pattern, t))
+
+    want = {
+        "received": n(r"  [0-9A-Za-z]+: client="),
+        "delivered": n(r", status=sent "),
+        "deferred": n(r", status=deferred "),
+        "bounced": n(r", status=bounced "),
+        "rejected": n(r"  NOQUEUE: reject: RCPT from "),
+    }
+    assert all(want.values()), want
+    got = dict(
+        landing_con.execute(
+            f"""select counts_as, count(*) from raw.maillog
+                where file_id = {fid} and counts_as is not null group by 1"""
+        ).fetchall()
+    )
+    assert got == want
+    kinds = dict(
+        landing_con.execute(
+            f"select kind, count(*) from raw.maillog where file_id = {fid} group by 1"
+        ).fetchall()
+    )
+    assert kinds.get("warn") == n(r"  NOQUEUE: warn: RCPT from ") > 0
+    assert "other" not in kinds
+
+
+def test_checks_soft_bounce_and_a_rotated_log(tmp_path):
+    """A run with header/body check actions, soft_bounce and a log rotated mid-run (the
+    fixture's README), ingested as a run: received, delivered, bounced and rejected equal
+    pflogsumm's on the two files; deferrals are pflogsumm's plus the `status=SOFTBOUNCE` lines
+    it does not read; held lines are its held, and the discarded messages end `discarded`."""
+    run = tmp_path / "archive" / "checks"
+    run.mkdir(parents=True)
+    for name in ("maillog.1.gz", "maillog.gz"):
+        shutil.copy(CHECKS_SOFTBOUNCE / name, run / name)
+    data = tmp_path / "data"
+    env = dict(os.environ, MTABENCH_DATA=str(data))
+    subprocess.run([*MTABENCH, "ingest", str(run.parent)], env=env, check=True, capture_output=True)
+    text = (FIXTURES / "oracles" / CHECKS_SOFTBOUNCE.name / "pflogsumm.txt").read_text()
+
+    def p(label: str) -> int:
+        return int(re.search(rf"^\s*(\d+)\s+{label}\b", text, re.M)[1])
+
+    lines = [
+        t
+        for name in ("maillog.1.gz", "maillog.gz")
+        for t in gzip.decompress((CHECKS_SOFTBOUNCE / name).read_bytes()).decode().splitlines()
+    ]
+    soft = sum(1 for t in lines if ", status=SOFTBOUNCE " in t)
+    deferrals = int(re.search(r"deferred\s+\((\d+)\s+deferrals\)", text)[1])
+    con = duckdb.connect(str(data / "mtabench.duckdb"), read_only=True)
+    got = con.execute(
+        """select sum(received), sum(delivered), sum(deferred), sum(bounced), sum(rejected)
+           from raw.maillog_minutes"""
+    ).fetchone()
+    assert soft > 0 and got == (p("received"), p("delivered"), deferrals + soft, p("bounced"), p("rejected"))
+    kinds = dict(con.execute("select kind, count(*) from raw.maillog group by 1").fetchall())
+    assert kinds.get("hold") == p("held") > 0
+    final = dict(
+        con.execute(
+            "select final_status, count(*) from raw.maillog_messages where has_lines = 1 group by 1"
+        ).fetchall()
+    )
+    assert (
+        final.get("discarded")
+        == p("discarded")
+        == sum(1 for t in lines if t.endswith(": removed (discarded)"))
+    )
+    assert "other" not in kinds

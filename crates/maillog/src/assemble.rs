@@ -80,6 +80,7 @@ struct Open {
     bounced: i64,
     rejected: bool, // a reject line counted (a header or body check, a milter, after DATA)
     deleted: bool,  // its `removed` line says the administrator took it out (`postsuper -d`)
+    discarded: bool, // its `removed (discarded)`: a DISCARD check dropped it
     last: Option<Last>,
     buf: Vec<u8>,
 }
@@ -242,6 +243,8 @@ impl Batch {
             EXPIRED
         } else if m.deleted {
             b"removed"
+        } else if m.discarded && m.last.is_none() {
+            b"discarded"
         } else if m.last.is_none() && m.rejected {
             REJECTED // refused after it had its queue id, and never delivered
         } else {
@@ -519,7 +522,9 @@ impl Assembler {
                 m.rejected |= stage.is_some_and(|x| !matches!(x, b"RCPT" | b"MAIL" | b"CONNECT" | b"HELO" | b"EHLO" | b"VRFY" | b"ETRN"));
             }
             if k == Some(b"removed") {
-                m.deleted |= s(3, &mut cur_s) == Some(b"removed".as_slice());
+                let status = s(3, &mut cur_s);
+                m.deleted |= status == Some(b"removed".as_slice());
+                m.discarded |= status == Some(b"discarded".as_slice());
                 if let Some((q, m)) = self.open.remove_entry(q) {
                     self.out.push(q.bytes(), m);
                 }

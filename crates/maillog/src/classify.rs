@@ -49,10 +49,13 @@ pub fn counts_as(row: &Row) -> Option<&'static [u8]> {
     let kind = row.get_s(C::kind)?;
     let program = row.get_s(C::program);
     let daemon = || program.map(postfix_daemon);
+    // rsyslog's default RFC 5424 template keeps `postfix` of `postfix/smtpd` (its programname
+    // ends at the slash): the daemon is unknown, and the line's shape alone tells it
+    let unnamed = program == Some(b"postfix".as_slice());
     match kind {
-        b"client" => (row.get_i(C::pid).is_some() && matches!(daemon(), Some(b"smtpd" | b"postscreen")))
+        b"client" => (row.get_i(C::pid).is_some() && (unnamed || matches!(daemon(), Some(b"smtpd" | b"postscreen"))))
             .then_some(RECEIVED),
-        b"pickup" => (row.get_s(C::queue_id).is_some() && daemon() == Some(b"pickup")).then_some(RECEIVED),
+        b"pickup" => (row.get_s(C::queue_id).is_some() && (unnamed || daemon() == Some(b"pickup"))).then_some(RECEIVED),
         b"arrival" => Some(RECEIVED),
         b"from" => matches!(program, Some(b"sendmail" | b"sm-mta")).then_some(RECEIVED),
         b"expired" => Some(EXPIRED),
@@ -69,7 +72,7 @@ pub fn counts_as(row: &Row) -> Option<&'static [u8]> {
         b"reject" => {
             let program = program?;
             let counted = !program.starts_with(b"postfix")
-                || (matches!(postfix_daemon(program), b"smtpd" | b"postscreen")
+                || (matches!(postfix_daemon(program), b"smtpd" | b"postscreen" | b"postfix")
                     && row.get_s(C::reject_action) == Some(b"reject"))
                 || (postfix_daemon(program) == b"cleanup"
                     && matches!(row.get_s(C::reject_stage), Some(b"header" | b"body" | b"END-OF-MESSAGE")));

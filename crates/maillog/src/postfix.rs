@@ -5,6 +5,7 @@ use crate::scan::*;
 
 const REJECT_ACTIONS: &[&[u8]] = &[
     b"reject",
+    b"warn",
     b"reject_warning",
     b"milter-reject",
     b"warning",
@@ -59,6 +60,8 @@ fn kind_of(prog: &[u8], b: &[u8], has_qid: bool, has_q: bool) -> &'static [u8] {
                     }
                 }
                 b"hold" | b"milter-hold" => b"hold",
+                // access(5) WARN: `warn: RCPT from host[ip]: text; from=<s> to=<r> ...`
+                b"warn" => b"warn",
                 _ => b"discard",
             };
         }
@@ -213,10 +216,13 @@ pub fn parse<'a>(row: &mut Row<'a>, prog: &'a [u8], b: &'a [u8], has_qid: bool, 
     if kind == b"removed" && crate::classify::postfix_daemon(prog) == b"postsuper" {
         row.s(C::status, b"removed"); // `postsuper -d`: deleted from the queue, not delivered
     }
+    if kind == b"removed" && b == b"removed (discarded)" {
+        row.s(C::status, b"discarded"); // a DISCARD check claimed delivery and dropped it
+    }
     match kind {
         b"delivery" => delivery(row, b),
         b"qmgr_from" => qmgr_from(row, b),
-        b"reject" | b"reject_warning" | b"hold" | b"discard" => reject(row, b),
+        b"reject" | b"reject_warning" | b"hold" | b"discard" | b"warn" => reject(row, b),
         b"client" => {
             let aux = &b[7..];
             row.so(C::client, nonempty(upto(aux, b',')));
@@ -422,7 +428,9 @@ fn delivery<'a>(row: &mut Row<'a>, b: &'a [u8]) {
                 if n == 0 {
                     return None;
                 }
-                d.status = &s[..n];
+                // `soft_bounce = yes` logs a bounce it keeps queued as `status=SOFTBOUNCE`:
+                // a deferral (postconf(5))
+                d.status = if &s[..n] == b"SOFTBOUNCE" { b"deferred" } else { &s[..n] };
                 if let Some(t) = s[n..].strip_prefix(b" (") {
                     if let Some(e) = rfind_byte(t, b')') {
                         d.text = Some(&t[..e]);
@@ -908,6 +916,22 @@ mod variant_lines {
         // Postfix before 2.x: no `nrcpt=`
         let r = parse(b"Sep 24 14:45:15 vm postfix/qmgr[22331]: 7E0E6196: from=<ann@bench.test>, size=1141 (queue active)");
         assert_eq!((s(&r, C::kind), s(&r, C::sender), i(&r, C::size), i(&r, C::nrcpt)), (Some("qmgr_from"), Some("ann@bench.test"), Some(1141), None));
+    }
+
+    #[test]
+    fn soft_bounce_warn_discard_and_an_unnamed_daemon() {
+        let r = parse(b"Nov 28 07:40:00 vm postfix/smtp[300]: 4C0F1A2B3C: to=<r1@sink.test>, relay=127.0.0.1[127.0.0.1]:2526, delay=0.1, delays=0/0/0/0, dsn=5.1.1, status=SOFTBOUNCE (host 127.0.0.1[127.0.0.1] said: 550 5.1.1 no such user (in reply to RCPT TO command))");
+        assert_eq!((s(&r, C::kind), s(&r, C::status), crate::classify::counts_as(&r)), (Some("delivery"), Some("deferred"), Some(b"deferred".as_slice())));
+        let r = parse(b"Nov 28 07:40:00 vm postfix/submission/smtpd[301]: NOQUEUE: warn: RCPT from localhost[127.0.0.1]: submission client policy: loopback seen; from=<a@b.test> to=<c@d.test> proto=SMTP helo=<vm>");
+        assert_eq!((s(&r, C::kind), s(&r, C::reject_action), s(&r, C::client_ip), crate::classify::counts_as(&r)), (Some("warn"), Some("warn"), Some("127.0.0.1"), None));
+        assert_eq!(s(&r, C::recipient), Some("c@d.test"));
+        let r = parse(b"Nov 28 07:40:00 vm postfix/cleanup[302]: 597425F29C5: removed (discarded)");
+        assert_eq!((s(&r, C::kind), s(&r, C::status)), (Some("removed"), Some("discarded")));
+        // rsyslog's default RFC 5424 template: `postfix` alone, the daemon lost
+        let r = parse(b"<22>1 2026-11-28T07:40:00.1+00:00 vm postfix 220 - -  A09D85F29C4: client=localhost[127.0.0.1]");
+        assert_eq!((s(&r, C::program), s(&r, C::kind), crate::classify::counts_as(&r)), (Some("postfix"), Some("client"), Some(b"received".as_slice())));
+        let r = parse(b"<22>1 2026-11-28T07:40:00.1+00:00 vm postfix 220 - -  NOQUEUE: reject: RCPT from localhost[127.0.0.1]: 550 5.1.1 <n@bench.test>: Recipient address rejected: User unknown; from=<a@b> to=<n@bench.test> proto=ESMTP helo=<x>");
+        assert_eq!((s(&r, C::kind), crate::classify::counts_as(&r)), (Some("reject"), Some(b"rejected".as_slice())));
     }
 
     #[test]
