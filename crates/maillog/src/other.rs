@@ -113,14 +113,7 @@ pub fn sendmail<'a>(row: &mut Row<'a>, b: &'a [u8]) {
         // `reply=550 5.1.1 User unknown` (8.15 and up): the reply the delivery got, just before
         // `stat=`, which closes the line
         if let Some(r) = each_after(b, b", reply=", Some) {
-            let r = find(r, b", stat=").map_or(r, |e| &r[..e]);
-            if r.len() >= 3 && r[..3].iter().all(|&c| is_digit(c)) && matches!(r.get(3), None | Some(b' ' | b'-')) {
-                row.i(C::smtp_code, to_i32(&r[..3]));
-                let t = r.get(4..).unwrap_or(b"");
-                let n = enh_greedy(t).filter(|&n| matches!(t.get(n), None | Some(b' ')));
-                row.so(C::enhanced_code, n.map(|n| &t[..n]));
-                row.so(C::reply_text, nonempty(n.map_or(t, |n| t[n..].trim_ascii_start())));
-            }
+            sm_reply(row, find(r, b", stat=").map_or(r, |e| &r[..e]), C::reply_text);
         }
         let relay = until_after(b, b", relay=", b',').and_then(nonempty);
         row.so(C::relay, relay);
@@ -164,13 +157,7 @@ pub fn sendmail<'a>(row: &mut Row<'a>, b: &'a [u8]) {
         // `stat=Deferred: 451 4.3.5 text` with no `reply=` (before 8.15): the remote's reply
         if row.get_i(C::smtp_code).is_none() {
             if let Some(r) = stat.and_then(|t| t.strip_prefix(b"Deferred: ")) {
-                if r.len() >= 3 && r[..3].iter().all(|&c| is_digit(c)) && matches!(r.get(3), None | Some(b' ' | b'-')) {
-                    row.i(C::smtp_code, to_i32(&r[..3]));
-                    let t = r.get(4..).unwrap_or(b"");
-                    let n = enh_greedy(t).filter(|&n| matches!(t.get(n), None | Some(b' ')));
-                    row.so(C::enhanced_code, n.map(|n| &t[..n]));
-                    row.so(C::reply_text, nonempty(n.map_or(t, |n| t[n..].trim_ascii_start())));
-                }
+                sm_reply(row, r, C::reply_text);
             }
         }
         // `stat=Sent (2.0.0 Ok: queued as X)`: the remote's reply to the message, its code left
@@ -383,13 +370,7 @@ pub fn sendmail<'a>(row: &mut Row<'a>, b: &'a [u8]) {
         } else {
             r
         };
-        if reply.len() >= 3 && reply[..3].iter().all(|&c| is_digit(c)) {
-            row.i(C::smtp_code, to_i32(&reply[..3]));
-            let t = reply.get(4..).unwrap_or(b"");
-            let n = enh_greedy(t).filter(|&n| matches!(t.get(n), None | Some(b' ')));
-            row.so(C::enhanced_code, n.map(|n| &t[..n]));
-            row.so(C::reason, nonempty(n.map_or(t, |n| t[n..].trim_ascii_start())));
-        }
+        sm_reply(row, reply, C::reason);
     } else if (b.starts_with(b"Milter") && matches!(b.get(6), Some(b':' | b' '))) || (b.starts_with(b"milter=") && find(b, b", action=").is_some()) {
         // `Milter: no active filter` (LogLevel 10 and up): the milter state of a transaction;
         // `milter=NAME, action=rcpt, reject=...`: the filter's own word on a refusal logged above
@@ -464,6 +445,18 @@ pub fn sendmail<'a>(row: &mut Row<'a>, b: &'a [u8]) {
         row.s(C::detail, b);
     } else {
         row.s(C::kind, b"other");
+    }
+}
+
+/// A reply at the start of `r`, `NNN[ X.Y.Z] text` (`reply=`, a deferral's `stat=`, a milter's
+/// `reject=`): its code, enhanced code, and its text into column `text`.
+fn sm_reply<'a>(row: &mut Row<'a>, r: &'a [u8], text: C) {
+    if r.len() >= 3 && r[..3].iter().all(|&c| is_digit(c)) && matches!(r.get(3), None | Some(b' ' | b'-')) {
+        row.i(C::smtp_code, to_i32(&r[..3]));
+        let t = r.get(4..).unwrap_or(b"");
+        let n = enh_greedy(t).filter(|&n| matches!(t.get(n), None | Some(b' ')));
+        row.so(C::enhanced_code, n.map(|n| &t[..n]));
+        row.so(text, nonempty(n.map_or(t, |n| t[n..].trim_ascii_start())));
     }
 }
 
@@ -570,11 +563,7 @@ impl AcrossLines {
             Some(b"mailbox_login" | b"mailbox_auth_failed") => {
                 self.dovecot_24 |= find(m, b"Logged in: user=<").is_some() || find(m, b"Login aborted: ").is_some();
             }
-            Some(b"mail_log") => {
-                let boxed = find(m, b": Mailbox ").is_some_and(|p| find(&m[p + 10..], b": ").is_some());
-                let named_2_3 = [&b": Mailbox created: "[..], b": Mailbox deleted: ", b": Mailbox renamed: "].iter().any(|l| find(m, l).is_some());
-                self.dovecot_24 |= boxed && !named_2_3;
-            }
+            Some(b"mail_log") => self.dovecot_24 |= find(m, b": Mailbox ").is_some_and(|p| box_first(&m[p + 2..]).is_some()),
             Some(b"mailbox_logout" | b"mailbox_disconnect") if self.dovecot_24 && row.get_s(C::service) == Some(b"pop3".as_slice()) => {
                 row.i(C::mbox_msgs, None);
             }
@@ -2251,35 +2240,31 @@ fn dovecot_session<'a>(row: &mut Row<'a>, m: &'a [u8]) {
 /// subject, flags); `Mailbox created: X`, `Mailbox deleted: X`, `Mailbox renamed: X -> Y`.
 /// Kind `mail_log`: `detail` is the event as `mail_log_events` names it, with the
 /// message's `message_id` and `size` when logged.
-fn mail_log_event<'a>(row: &mut Row<'a>, t: &'a [u8]) -> bool {
-    // 2.4 names the box first, `Mailbox INBOX: expunge: uid=1, ...`, `Mailbox tmp: Mailbox
-    // deleted` (2.3: `expunge: box=INBOX, uid=1, ...`, `Mailbox deleted: tmp`)
-    let named_2_3 = [&b"Mailbox created: "[..], b"Mailbox deleted: ", b"Mailbox renamed: "].iter().any(|l| t.starts_with(l));
-    let boxed = t.strip_prefix(b"Mailbox ").and_then(|r| find(r, b": ").map(|p| &r[p + 2..]));
-    if let Some(r) = boxed.filter(|_| !named_2_3) {
-        for (lit, event) in [
-            (b"Mailbox created".as_slice(), b"mailbox_create".as_slice()),
-            (b"Mailbox deleted", b"mailbox_delete"),
-            (b"Mailbox renamed", b"mailbox_rename"),
-        ] {
-            if r.starts_with(lit) {
-                row.s(C::kind, b"mail_log");
-                row.s(C::detail, event);
-                return true;
-            }
-        }
-        return mail_log_event(row, r);
+const MAILBOX_EVENTS: [(&[u8], &[u8]); 3] =
+    [(b"Mailbox created", b"mailbox_create"), (b"Mailbox deleted", b"mailbox_delete"), (b"Mailbox renamed", b"mailbox_rename")];
+
+/// Dovecot 2.4's mail_log line names its box first (`Mailbox INBOX: expunge: uid=1, ...`,
+/// `Mailbox tmp: Mailbox deleted`; 2.3: `expunge: box=INBOX, uid=1, ...`, `Mailbox deleted:
+/// tmp`): the event after it.
+fn box_first(t: &[u8]) -> Option<&[u8]> {
+    if MAILBOX_EVENTS.iter().any(|(lit, _)| t.strip_prefix(*lit).is_some_and(|x| x.starts_with(b": "))) {
+        return None; // 2.3's own
     }
-    for (lit, event) in [
-        (b"Mailbox created: ".as_slice(), b"mailbox_create".as_slice()),
-        (b"Mailbox deleted: ", b"mailbox_delete"),
-        (b"Mailbox renamed: ", b"mailbox_rename"),
-    ] {
-        if t.starts_with(lit) {
+    t.strip_prefix(b"Mailbox ").and_then(|r| find(r, b": ").map(|p| &r[p + 2..]))
+}
+
+fn mail_log_event<'a>(row: &mut Row<'a>, t: &'a [u8]) -> bool {
+    // a box created, deleted or renamed: `Mailbox deleted: tmp` (2.3), `Mailbox deleted` after
+    // 2.4's box
+    for (lit, event) in MAILBOX_EVENTS {
+        if t.strip_prefix(lit).is_some_and(|x| x.is_empty() || x.starts_with(b":")) {
             row.s(C::kind, b"mail_log");
             row.s(C::detail, event);
             return true;
         }
+    }
+    if let Some(r) = box_first(t) {
+        return mail_log_event(row, r);
     }
     let word = &t[..run(t, |c| c.is_ascii_lowercase() || c == b'_')];
     let event: &'static [u8] = match word {
