@@ -1692,7 +1692,8 @@ fn dovecot_process<'a>(row: &mut Row<'a>, m: &'a [u8]) {
         // 2.4 names them in the process's own prefix: `auth(user,ip,sasl:plain)<session>: passwd-file: ...`
         row.s(C::kind, b"auth");
         let own = m[name.len()..].strip_prefix(b"(").and_then(|r| find_byte(r, b')').map(|e| &r[..e])).filter(|w| w.contains(&b','));
-        let who = ["pam(", "passwd-file(", "sql(", "ldap(", "checkpassword(", "static("]
+        // the passdb/userdb drivers (and the auth policy server) that name `(user,ip...)`
+        let who = ["pam(", "passwd-file(", "passwd(", "shadow(", "sql(", "ldap(", "checkpassword(", "static(", "lua(", "oauth2(", "bsdauth(", "policy("]
             .iter()
             .find_map(|lit| each_after(m, lit.as_bytes(), |r| find_byte(r, b')').map(|e| &r[..e])))
             .or(own);
@@ -1737,6 +1738,7 @@ fn dovecot_process<'a>(row: &mut Row<'a>, m: &'a [u8]) {
             row.so(C::detail, find(why, b": ").map(|q| &why[q + 2..]).and_then(nonempty));
         }
         row.so(C::mailbox_user, user);
+        row.s(C::service, name);
         row.so(C::message_id, angle_after(m, b"msgid=<").and_then(nonempty));
     } else if matches!(name, b"master" | b"anvil" | b"log" | b"config" | b"stats") {
         row.s(C::kind, b"master");

@@ -35,7 +35,8 @@ fn kind_of(prog: &[u8], b: &[u8], has_qid: bool, has_q: bool) -> &'static [u8] {
     if b == b"removed" || (b.starts_with(b"removed (") && b.ends_with(b")")) {
         return b"removed";
     }
-    if b.starts_with(b"from=<") {
+    // `from=<s>`; some relays and log tools drop the brackets: `from=s, size=N, ...`
+    if b.starts_with(b"from=") {
         if find(b, b", size=").is_some() {
             return b"qmgr_from";
         }
@@ -163,7 +164,11 @@ fn notice_kind(prog: &[u8], b: &[u8]) -> Option<&'static [u8]> {
         || find(b, b" TLS connection established ").is_some_and(|p| !b[..p].contains(&b' '))
     {
         b"tls"
-    } else if b.starts_with(b"SSL_accept error from ") || b.starts_with(b"SSL_connect error to ") || b.starts_with(b"certificate verification failed for ") {
+    } else if b.starts_with(b"SSL_accept error from ")
+        || b.starts_with(b"SSL_connect error to ")
+        || b.starts_with(b"certificate verification failed for ")
+        || b.starts_with(b"Cannot start TLS: ")
+    {
         b"tls_error"
     } else if b.starts_with(b"host ") && (find(b, b" said: ").is_some() || find(b, b" refused to talk to me: ").is_some()) {
         b"remote_reply"
@@ -254,7 +259,8 @@ pub fn parse<'a>(row: &mut Row<'a>, prog: &'a [u8], b: &'a [u8], has_qid: bool, 
             }
         }
         b"expired" => {
-            row.so(C::sender, b.strip_prefix(b"from=<").and_then(|r| find_byte(r, b'>').map(|i| &r[..i])).and_then(nonempty));
+            // `from=<>`: the null sender, '' as on qmgr's line
+            row.so(C::sender, bare_or_angle(&b[5..], b", "));
             if let Some(p) = find(b, b", status=") {
                 let r = &b[p + 9..];
                 let n = run(r, |c| c.is_ascii_alphabetic() || c == b'-');
@@ -263,8 +269,8 @@ pub fn parse<'a>(row: &mut Row<'a>, prog: &'a [u8], b: &'a [u8], has_qid: bool, 
             }
         }
         b"pickup" => {
-            // (?:from|sender)=<([^>]*)>, leftmost of either
-            let f = find_angle_either(b);
+            // (?:from|sender)=<([^>]*)>, leftmost of either; or a bare `from=s` ending the line
+            let f = find_angle_either(b).or_else(|| token_after(b, b" from="));
             row.so(C::sender, f.and_then(nonempty));
             // `postsuper -r` gives a requeued message a new queue id: `uid=0 from=<s> orig_id=OLD`
             row.so(C::related_queue_id, token_after(b, b" orig_id=").and_then(nonempty));
@@ -282,6 +288,14 @@ pub fn parse<'a>(row: &mut Row<'a>, prog: &'a [u8], b: &'a [u8], has_qid: bool, 
         b"warning" => {
             row.s(C::severity, b"warning");
             row.s(C::detail, &b[9..]);
+            // a message's warning may name it first: `warning: QID: defer service failure`
+            if !has_qid {
+                let d = &b[9..];
+                let n = run(d, |c| c.is_ascii_alphanumeric());
+                if d[n..].starts_with(b": ") && crate::parse::is_postfix_qid(&d[..n]) {
+                    row.s(C::queue_id, &d[..n]);
+                }
+            }
         }
         b"error" | b"fatal" | b"panic" => {
             row.s(C::severity, kind);
@@ -481,6 +495,13 @@ fn delivery<'a>(row: &mut Row<'a>, b: &'a [u8]) {
     }
     if let Some(t) = d.text {
         reply_in_text(row, t);
+        // the next hop's queue id: a relay's or content filter's `250 2.0.0 Ok: queued as X`,
+        // local(8)'s `forwarded as X`
+        let next = memchr::memmem::rfind(t, b"queued as ").map(|p| &t[p + 10..]).or_else(|| t.strip_prefix(b"forwarded as "));
+        if let Some(q) = next {
+            let n = run(q, |c| c.is_ascii_alphanumeric());
+            row.so(C::related_queue_id, nonempty(&q[..n]));
+        }
     }
 }
 
@@ -527,21 +548,31 @@ fn enhanced_len(r: &[u8]) -> Option<usize> {
     }
 }
 
-/// qmgr `from=<..>, size=N, nrcpt=N (queue active)`
+/// `<s>` or a bare `s` at the start of `r`, up to `end` (None when neither ends there).
+fn bare_or_angle<'a>(r: &'a [u8], end: &[u8]) -> Option<&'a [u8]> {
+    match r.strip_prefix(b"<") {
+        Some(x) => find_byte(x, b'>').filter(|&g| x[g + 1..].starts_with(end)).map(|g| &x[..g]),
+        None => find(r, end).map(|e| &r[..e]),
+    }
+}
+
+/// qmgr `from=<..>, size=N, nrcpt=N (queue active)` (or a bare `from=s, size=...`)
 fn qmgr_from<'a>(row: &mut Row<'a>, b: &'a [u8]) {
-    let gt = find_byte(b, b'>');
-    let Some(g) = gt.filter(|&g| b[g..].starts_with(b">, size=")) else {
+    let Some(sender) = bare_or_angle(&b[5..], b", size=") else {
         row.s(C::sender, b"");
         return;
     };
-    row.s(C::sender, &b[6..g]);
+    row.s(C::sender, sender);
+    // the size follows the sender's `, size=`
+    let brackets = if b[5] == b'<' { 2 } else { 0 };
+    let z = 5 + sender.len() + brackets + 7;
     // `, nrcpt=N` since Postfix 2.x; before it the size ends at ` (queue active)`
     match find(b, b", nrcpt=") {
         Some(n) => {
-            row.i(C::size, if n >= g + 8 { to_i64(&b[g + 8..n]) } else { None });
+            row.i(C::size, if n >= z { to_i64(&b[z..n]) } else { None });
             row.i(C::nrcpt, to_i32(upto(&b[n + 8..], b' ')));
         }
-        None => row.i(C::size, to_i64(upto(&b[g + 8..], b' '))),
+        None => row.i(C::size, to_i64(upto(&b[z..], b' '))),
     }
 }
 
@@ -942,5 +973,32 @@ mod variant_lines {
         let r = parse(b"Nov 27 02:55:50 vm postfix/qmgr[31938]: 4jbJ2G3bhNz608R: from=<user76@bench.test>, size=3526, nrcpt=1 (queue active)");
         assert_eq!(s(&r, C::queue_id), Some("4jbJ2G3bhNz608R"));
         assert_eq!(s(&r, C::kind), Some("qmgr_from"));
+    }
+
+    // public log lines (msimerson/postfix-parser, Feandil/maillog, lightmeter ControlCenter
+    // tests); the expected values are their sources' labels
+    #[test]
+    fn bare_senders_warnings_that_name_a_message_and_the_next_hops_queue_id() {
+        let r = parse(b"Sep 25 12:07:56 rory-dev postfix/qmgr[1626]: ED373F8043E: from=rory@rory-dev.localdomain, size=270, nrcpt=1 (queue active)");
+        assert_eq!((s(&r, C::kind), s(&r, C::sender)), (Some("qmgr_from"), Some("rory@rory-dev.localdomain")));
+        assert_eq!((i(&r, C::size), i(&r, C::nrcpt)), (Some(270), Some(1)));
+        let r = parse(b"Sep 24 14:45:15 vm postfix/qmgr[22331]: 7E0E6196: from=ann@bench.test, size=1141 (queue active)");
+        assert_eq!((s(&r, C::sender), i(&r, C::size)), (Some("ann@bench.test"), Some(1141)));
+        let r = parse(b"Sep  3 00:00:03 yuuai postfix/pickup[12797]: 12C172090B: uid=1024 from=root@example.com");
+        assert_eq!((s(&r, C::kind), s(&r, C::sender)), (Some("pickup"), Some("root@example.com")));
+        let r = parse(b"Jul 25 00:08:51 yuuai postfix/qmgr[4146]: BB3B220B19: from=<>, status=expired, returned to sender");
+        assert_eq!((s(&r, C::kind), s(&r, C::sender), s(&r, C::status)), (Some("expired"), Some(""), Some("expired")));
+        let r = parse(b"Nov 27 10:00:00 corpus4 postfix/pickup[4242]: warning: 3mCqcj5HR1z2xDW: message has been queued for 2 days");
+        assert_eq!((s(&r, C::kind), s(&r, C::queue_id)), (Some("warning"), Some("3mCqcj5HR1z2xDW")));
+        let r = parse(b"Nov 27 10:00:00 vm postfix/smtpd[4242]: warning: hostname example.test does not resolve to address 192.0.2.1");
+        assert_eq!(s(&r, C::queue_id), None);
+        let r = parse(b"Jul 25 00:00:01 yuuai postfix/smtp[3703]: 0345620AE4: to=<xxxx@melix.net>, orig_to=<yyy@melix.net>, relay=127.0.0.1[127.0.0.1]:10024, conn_use=2, delay=0.57, delays=0.4/0/0.04/0.13, dsn=2.0.0, status=sent (250 2.0.0 Ok: queued as 60F6120AF9)");
+        assert_eq!(s(&r, C::related_queue_id), Some("60F6120AF9"));
+        let r = parse(b"May  5 00:00:00 mail postfix/smtp[17709]: AB5501855DA0: to=<to@mail.com>, orig_to=<orig_to@example.com>, relay=127.0.0.1[127.0.0.1]:10024, delay=0.87, delays=0.68/0.01/0/0.18, dsn=2.0.0, status=sent (250 2.0.0 from MTA(smtp:[127.0.0.1]:10025): 250 2.0.0 Ok: queued as 2F01D1855DB2)");
+        assert_eq!(s(&r, C::related_queue_id), Some("2F01D1855DB2"));
+        let r = parse(b"Nov 27 10:00:00 vm postfix/local[4242]: 3mLQKJ5xWdz7sVL: to=<a@b.test>, relay=local, delay=0.1, delays=0.1/0/0/0, dsn=2.0.0, status=sent (forwarded as 3mLQKK4rDdz7sVS)");
+        assert_eq!(s(&r, C::related_queue_id), Some("3mLQKK4rDdz7sVS"));
+        let r = parse(b"Nov 27 10:00:00 vm postfix/smtp[4242]: 3mLQKJ5xWdz7sVL: Cannot start TLS: handshake failure");
+        assert_eq!((s(&r, C::kind), s(&r, C::queue_id), s(&r, C::detail)), (Some("tls_error"), Some("3mLQKJ5xWdz7sVL"), Some("handshake failure")));
     }
 }

@@ -198,6 +198,12 @@ fn dovecot_auth_and_other_services() {
     assert_eq!(s(&r, C::kind), Some("auth"));
     assert_eq!(s(&r, C::mailbox_user), Some("username"));
     assert_eq!(s(&r, C::client_ip), Some("1.2.3.4"));
+    // the auth policy server's refusal (lightmeter ControlCenter's test lines and labels)
+    let r = parsed("Nov  6 18:07:37 mail dovecot: auth: policy(alice,33.44.55.66): Authentication failure due to policy server refusal");
+    assert_eq!((s(&r, C::kind), s(&r, C::mailbox_user), s(&r, C::client_ip)), (Some("auth"), Some("alice"), Some("33.44.55.66")));
+    // an LDA/LMTP delivery names its service (2.2 and older: no pid or session after the user)
+    let r = parsed("Nov 27 10:00:00 mail dovecot: lmtp(user): msgid=<a@b.test>: saved mail to INBOX");
+    assert_eq!((s(&r, C::kind), s(&r, C::service), s(&r, C::mailbox_user)), (Some("local_delivery"), Some("lmtp"), Some("user")));
     let r = parsed("@400000004c91b044077a9e94 imap-login: Info: Aborted login (auth failed, 1 attempts): user=<martin@waschbuesch.de>, method=CRAM-MD5, rip=80.187.101.33, lip=80.254.129.240, TLS");
     assert_eq!(s(&r, C::program), Some("dovecot"));
     assert_eq!(s(&r, C::kind), Some("mailbox_auth_failed"));
