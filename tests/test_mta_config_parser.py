@@ -118,3 +118,21 @@ def test_dovecot_settings_are_named_by_their_blocks():
     # a quoted value is the text inside the quotes, its trailing space kept
     own_log, _ = settings(DOVECOT_CONFIGS[2])
     assert own_log["log_timestamp"] == ["%Y-%m-%d %H:%M:%S "]
+
+
+def test_exim_named_lists_and_acl_modifiers_on_their_own_lines():
+    """Exim's named lists (`domainlist local_domains = bench.test`) are settings named by their
+    kind and name; an ACL statement's modifier on a line of its own (`message = ...`) is the
+    modifier's value, without its `=`."""
+    path = ROOT / "tests" / "fixtures" / "recorded" / "exim-494-mainlog" / "exim4.conf"
+    assert detect(FileSource(path, path.name)).format == "mta_config"
+    got, counts = settings(path)
+    assert counts.quarantined == 0 and counts.parsed + counts.noise == counts.total
+    assert got["domainlist.local_domains"] == ["bench.test"]
+    messages = [
+        ln.split("=", 1)[1].strip()
+        for ln in path.read_text().splitlines()
+        if ln.strip().startswith("message =")
+    ]
+    assert messages and got["acl.acl_check_rcpt.message"] == messages
+    assert not any(v.startswith("=") for vs in got.values() for v in vs)

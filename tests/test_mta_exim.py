@@ -566,3 +566,34 @@ def test_rfc_5424_syslog_counts_match_eximstats(landing_con):
     )
     assert [((h, p), n) for h, p, n in got.fetchall()] == want and len(want) > 1
     assert con.execute("select count(*) from raw.maillog where kind = 'other'").fetchone()[0] == 0
+
+
+MAINLOG_494 = RECORDED / "exim-494-mainlog"
+
+
+def test_exim_494_mainlog_with_indented_continuations_matches_eximstats(landing_con):
+    """Exim 4.94 (Debian 11) writing its mainlog itself, with the two-line warnings of its start
+    (` Suggested action: ...`, indented): the continuation lines are noise, never quarantined,
+    and nothing is `other`; received and delivered per run and per minute, and the messages
+    with a deferral or a failure, equal eximstats'; each failure's transport is its name, not
+    `name:` (`** a@b R=r T=remote_smtp: all hosts ... have been failing`)."""
+    path = MAINLOG_494 / "mainlog.gz"
+    assert detect(FileSource(path, path.name)).format == "maillog"
+    counts = land_file(landing_con, MaillogParser(), path, year=2026)
+    lines = gzip.decompress(path.read_bytes()).decode().splitlines()
+    indented = [ln for ln in lines if ln.startswith(" ")]
+    assert len(indented) >= 2
+    assert (counts.total, counts.noise, counts.quarantined) == (len(lines), len(indented), 0)
+    assert_syslog_counts(landing_con, MAINLOG_494, eximstats(MAINLOG_494))
+    con = landing_con
+    assert con.execute("select count(*) from raw.maillog where kind = 'other'").fetchone()[0] == 0
+    # `T=transport` as the line names it, up to a space or the colon before the error text
+    want = Counter(m.group(1) for ln in lines if (m := re.search(r" T=([^\s:]+)", ln)))
+    got = Counter(
+        dict(
+            con.execute(
+                "select mailer, count(*) from raw.maillog where mailer is not null group by 1"
+            ).fetchall()
+        )
+    )
+    assert got == want and any(re.search(r" T=\S+: ", ln) for ln in lines)

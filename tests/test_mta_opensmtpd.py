@@ -148,3 +148,45 @@ def test_relay_replies_removals_and_what_is_left_queued(landing_con):
     got = con.execute(f"select list(queue_id order by line_no) {rows} and status = 'removed'").fetchone()[0]
     assert got == removed and removed
     assert con.execute(f"select count(*) {rows} and kind = 'other'").fetchone()[0] == 0
+
+
+EXPIRE = FIXTURES / "recorded" / "opensmtpd-68-expire"
+
+
+def test_expired_envelopes_routes_and_an_empty_queue(landing_con):
+    """A recorded 6.8 run whose relayed envelopes expire (`queue ttl 3m`, the fixture's README):
+    each `relay: Expire for` line is a delivery counted `expired`, and every message it names
+    ends `expired`; the queue was empty at the end, so no message ends deferred; the relay's
+    route notices and connection errors are read (nothing is `other`); `rcpt=<->` names no
+    original recipient."""
+    fid = 424331
+    land_file(landing_con, MaillogParser(), EXPIRE / "maillog.gz", file_id=fid, year=2026)
+    con = landing_con
+    rows = f"from raw.maillog where file_id = {fid}"
+    text = gzip.decompress((EXPIRE / "maillog.gz").read_bytes()).decode()
+    expired = re.findall(
+        r" relay: Expire for ([0-9a-f]{8})[0-9a-f]{8}: .*, stat=Envelope expired$", text, re.M
+    )
+    assert len(expired) >= 100
+    got = con.execute(f"select count(*) {rows} and counts_as = 'expired'").fetchone()[0]
+    assert got == len(expired)
+    ends = dict(
+        con.execute(
+            f"select final_status, count(*) from raw.maillog_messages where file_id = {fid}"
+            f" and queue_id in (select unnest(?)) group by 1",
+            [sorted(set(expired))],
+        ).fetchall()
+    )
+    assert ends == {"expired": len(set(expired))}
+    assert (EXPIRE.parent.parent / "oracles" / EXPIRE.name / "queue-at-end.txt").read_text() == ""
+    deferred = con.execute(
+        f"select count(*) from raw.maillog_messages where file_id = {fid} and has_lines = 1"
+        " and final_status = 'deferred'"
+    ).fetchone()[0]
+    assert deferred == 0
+    routes = len(re.findall(r" smtp-out: (?:Enabling|Disabling) route ", text))
+    refused = len(re.findall(r" mta error reason=", text))
+    kinds = dict(con.execute(f"select kind, count(*) {rows} group by 1").fetchall())
+    assert (kinds.get("route"), kinds.get("connect_error"), kinds.get("other", 0)) == (routes, refused, 0)
+    assert routes and refused
+    assert con.execute(f"select count(*) {rows} and orig_to = '-'").fetchone()[0] == 0

@@ -551,3 +551,42 @@ def test_queue_return_expires_deferred_messages(landing_con):
     )
     assert final.get("deferred", 0) == 0 and final.get("expired") == len(expired)
     assert "other" not in kinds
+
+
+QUEUE_RETURN_815 = ROOT / "tests" / "fixtures" / "recorded" / "sendmail-815-queue-return"
+
+
+def test_sendmail_815_queue_return_matches_mailstats(landing_con):
+    """sendmail 8.15 (Debian 11) returning deferred messages after Timeout.queuereturn (the
+    fixture's README): received plus every notice sendmail made (bounces, delay notices,
+    returns) equal mailstats' `from`, deliveries its `to`; each `Cannot send message for` is
+    its message's expiry and no message ends deferred (the queue was empty); a client address
+    without a name (`gethostbyaddr(ip) failed: 1`) is a warning, nothing is `other`."""
+    fid = 424382
+    land_file(landing_con, MaillogParser(), QUEUE_RETURN_815 / "maillog.gz", file_id=fid, year=2026)
+    con = landing_con
+    rows = f"from raw.maillog where file_id = {fid}"
+    lines = gzip.decompress((QUEUE_RETURN_815 / "maillog.gz").read_bytes()).decode().splitlines()
+    notice = re.compile(r"\]: (\w+): (\w+): (?:DSN|postmaster notify|return to sender|sender notify): (.*)$")
+    found = [m.groups() for t in lines if (m := notice.search(t))]
+    expired = sum(1 for *_, why in found if why.startswith("Cannot send message for "))
+    oracle = mailstats(QUEUE_RETURN_815)
+    kinds = dict(con.execute(f"select kind, count(*) {rows} group by 1").fetchall())
+    received = con.execute(f"select count(*) {rows} and counts_as = 'received'").fetchone()[0]
+    made = sum(kinds.get(k, 0) for k in ("bounce_notice", "defer_notice", "expired"))
+    assert received + made == oracle["from"] == received + len(found)
+    delivered = con.execute(f"select count(*) {rows} and counts_as = 'delivered'").fetchone()[0]
+    assert delivered == oracle["to"]
+    final = dict(
+        con.execute(
+            f"select final_status, count(*) from raw.maillog_messages"
+            f" where file_id = {fid} and has_lines = 1 group by 1"
+        ).fetchall()
+    )
+    assert final.get("deferred", 0) == 0 and final.get("expired") == expired > 0
+    unnamed = sum(1 for t in lines if re.search(r"\]: gethostbyaddr\([^)]*\) failed: ", t))
+    got = con.execute(
+        f"select count(*) {rows} and kind = 'warning' and message like 'gethostbyaddr(%'"
+    ).fetchone()[0]
+    assert got == unnamed > 0
+    assert "other" not in kinds

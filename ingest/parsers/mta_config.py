@@ -51,6 +51,10 @@ QMAIL_LINE = re.compile(r"^(?P<name>[a-z][a-z0-9]*): ?(?P<value>.*?)\s*$")
 COURIER_LINE = re.compile(r"^(?P<file>[\w.-]+): (?:(?P<name>[A-Za-z_]\w*)=(?P<value>.*)|\. (?P<source>\S+))$")
 
 SETTING = re.compile(r"^\s*(?P<name>[A-Za-z_][\w.-]*)\s*=\s*(?P<value>.*)$")
+# Exim's named lists: `domainlist local_domains = bench.test` (the spec's "Named lists")
+NAMED_LIST = re.compile(
+    r"^(?P<kind>(?:domain|host|address|localpart)list)\s+(?P<name>\S+)\s*=\s*(?P<value>.*)$"
+)
 M4_DEFINE = re.compile(r"^define\(`(?P<name>[^']*)',\s*`?(?P<value>.*?)'?\)(?:dnl\b.*)?$")
 M4_CALL = re.compile(r"^(?P<name>[A-Za-z_]\w*)\((?P<value>.*)\)(?:dnl\b.*)?$")
 # a macro call whose arguments go on over the next lines (`define(`confX',dnl` then `` `value')dnl``)
@@ -125,6 +129,11 @@ class MtaConfigParser(Parser):
             return m["name"], _unquote(m["value"])
         if stripped.startswith("`"):  # the rest of a macro call begun on a line above
             return "m4_continued", _unquote(re.sub(r"\)(?:dnl\b.*)?$", "", stripped))
+        if not section and (m := NAMED_LIST.match(stripped)):
+            return f"{m['kind']}.{m['name']}", m["value"].strip()
+        if section == "acl" and (m := SETTING.match(text)):
+            # an ACL statement's condition or modifier on a line of its own: `message = ...`
+            return f"{prefix}.{m['name']}", m["value"].strip()
         if section != "acl" and (m := SETTING.match(text)):
             # a value in double quotes is the text inside them (doveconf quotes one that ends
             # in a space: `log_timestamp = "%Y-%m-%d %H:%M:%S "`)

@@ -383,8 +383,9 @@ pub fn sendmail<'a>(row: &mut Row<'a>, b: &'a [u8]) {
         row.s(C::kind, b"auth_notice");
         row.s(C::severity, if b.starts_with(b"error") { b"error".as_slice() } else { b"warning" });
         row.s(C::detail, b);
-    } else if b.starts_with(b"STARTTLS: ") && b.ends_with(b" missing") {
-        // `STARTTLS: ServerCertFile missing`: TLS is not offered (the daemon's start)
+    } else if (b.starts_with(b"STARTTLS: ") && b.ends_with(b" missing")) || (b.starts_with(b"gethostbyaddr(") && find(b, b") failed: ").is_some()) {
+        // `STARTTLS: ServerCertFile missing`: TLS is not offered (the daemon's start);
+        // `gethostbyaddr(192.0.2.2) failed: 1`: a client's address has no name (h_errno 1)
         row.s(C::kind, b"warning");
         row.s(C::severity, b"warning");
         row.s(C::detail, b);
@@ -832,7 +833,8 @@ pub fn exim<'a>(row: &mut Row<'a>, m: &'a [u8]) {
             if let Some(r) = relay {
                 split_host(row, r, C::relay_host, C::relay_ip, C::relay_port);
             }
-            row.so(C::mailer, token_after(rest, b" T="));
+            // `** a@b R=r T=remote_smtp: error text`: the colon ends the field, not the name
+            row.so(C::mailer, token_after(rest, b" T=").map(|t| t.strip_suffix(b":").unwrap_or(t)).and_then(nonempty));
             row.f(C::delay, exim_secs(token_after(rest, b" QT=")));
             // `DT=0.000s: Retry time not yet reached` on a deferral: the time ends at the colon
             row.f(C::delay_transmission, exim_secs(token_after(rest, b" DT=").map(|t| t.strip_suffix(b":").unwrap_or(t))));
@@ -1977,16 +1979,39 @@ pub fn opensmtpd<'a>(row: &mut Row<'a>, m: &'a [u8]) {
         row.s(C::detail, r);
         return;
     }
-    if let Some(r) = m.strip_prefix(b"relay: Remove for ") {
-        // `relay: Remove for <evpid>: from=<s>, to=<r>, rcpt=<->, delay=23s, stat=Removed by
-        // administrator`: an envelope `smtpctl remove` took out of the queue (not counted)
+    // `relay: Remove for <evpid>: from=<s>, to=<r>, rcpt=<->, delay=23s, stat=Removed by
+    // administrator`: an envelope `smtpctl remove` took out of the queue (not counted);
+    // `relay: Expire for <evpid>: ..., delay=3m, stat=Envelope expired`: one past its queue
+    // lifetime, returned to its sender and deleted (queue.c: queue_bounce, then this line)
+    let ended = m.strip_prefix(b"relay: Remove for ").map(|r| (r, b"removed")).or_else(|| m.strip_prefix(b"relay: Expire for ").map(|r| (r, b"expired")));
+    if let Some((r, status)) = ended {
         row.s(C::kind, b"delivery");
-        row.s(C::status, b"removed");
+        row.s(C::status, status);
+        row.f(C::delay, exim_secs(each_after(r, b", delay=", |t| Some(upto(t, b',')))));
         let evpid = upto(r, b':');
         row.so(C::queue_id, osmtpd_msgid(Some(evpid)));
         row.so(C::sender, angle_opt_after(r, b" from=").and_then(nonempty));
         row.so(C::recipient, angle_opt_after(r, b", to=").and_then(nonempty));
         row.so(C::status_text, each_after(r, b", stat=", Some).and_then(nonempty));
+        return;
+    }
+    if let Some(r) = m.strip_prefix(b"smtp-out: ") {
+        // the relay's routes to a next hop (mta.c): `Disabling route [] <-> 127.0.0.1
+        // (localhost) for 15s` after errors, `Enabling route ...` again; `No valid route for
+        // [connector:...]` when every one is down
+        let down = r.starts_with(b"No valid route ");
+        if down || r.starts_with(b"Enabling route ") || r.starts_with(b"Disabling route ") {
+            row.s(C::kind, if down { b"warning".as_slice() } else { b"route" });
+            if down {
+                row.s(C::severity, b"warning");
+            }
+            row.s(C::detail, r);
+            if let Some(x) = each_after(r, b" <-> ", Some) {
+                let ip = upto(x, b' ');
+                row.so(C::relay_ip, nonempty(ip));
+                row.so(C::relay_host, find_byte(x, b'(').and_then(|i| find_byte(&x[i..], b')').map(|e| &x[i + 1..i + e])).and_then(nonempty));
+            }
+        }
         return;
     }
     let n = run(m, |c| c.is_ascii_hexdigit());
@@ -2023,7 +2048,8 @@ pub fn opensmtpd<'a>(row: &mut Row<'a>, m: &'a [u8]) {
         row.so(C::queue_id, osmtpd_msgid(osmtpd_kv(r, b"evpid")));
         row.so(C::sender, osmtpd_kv(r, b"from").map(trim_angles).and_then(nonempty));
         row.so(C::recipient, osmtpd_kv(r, b"to").map(trim_angles).and_then(nonempty));
-        let rcpt = osmtpd_kv(r, b"rcpt").map(trim_angles).and_then(nonempty);
+        // `rcpt=<->`: no original recipient
+        let rcpt = osmtpd_kv(r, b"rcpt").map(trim_angles).filter(|x| *x != b"-").and_then(nonempty);
         if rcpt != row.get_s(C::recipient) {
             row.so(C::orig_to, rcpt);
         }
@@ -2060,6 +2086,11 @@ pub fn opensmtpd<'a>(row: &mut Row<'a>, m: &'a [u8]) {
     } else if let Some(c) = r.strip_prefix(b"mta disconnected ") {
         row.s(C::kind, b"relay_disconnect");
         row.so(C::reason, osmtpd_kv(c, b"reason").and_then(nonempty));
+    } else if let Some(why) = r.strip_prefix(b"mta error reason=") {
+        // the relay session could not reach the next hop: `mta error reason=IO Error:
+        // Connection refused`, as Postfix's `connect to ...: Connection refused`
+        row.s(C::kind, b"connect_error");
+        row.so(C::reason, nonempty(why));
     } else if r.starts_with(b"mta ") && run(&r[4..], |c| c.is_ascii_lowercase() || c == b'-') == r.len() - 4 {
         // `mta host-rejects-all-mails`, `mta error-...`: the relay session's verdict on the host
         row.s(C::kind, b"warning");

@@ -349,6 +349,11 @@ pub fn parse_line<'a>(line: &'a [u8], bad: bool, ctx: &Ctx, row: &mut Row<'a>) -
             if trim_zs(line).is_empty() {
                 row.s(C::kind, b"__noise");
                 row.s(C::detail, b"blank");
+            } else if matches!(line[0], b' ' | b'\t') {
+                // an indented line continues the entry above it (Exim's warnings at its
+                // start: `Warning: purging the environment.` then ` Suggested action: ...`)
+                row.s(C::kind, b"__noise");
+                row.s(C::detail, b"continuation");
             } else {
                 row.s(C::kind, b"__quarantine");
                 row.s(C::detail, b"not a mail log line (no syslog, Exim or TAI64N stamp)");

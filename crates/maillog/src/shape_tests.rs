@@ -346,3 +346,35 @@ fn rblsmtpd_under_its_own_tag_is_a_reject() {
     assert_eq!((s(&r, C::kind), s(&r, C::client_ip), s(&r, C::reason)), (Some("reject"), Some("193.111.120.47"), Some("relays.ordb.org")));
     assert_eq!(s(&r, C::program), Some("rblsmtpd"));
 }
+
+// Debian 11's OpenSMTPD 6.8, Exim 4.94 and sendmail 8.15, recorded on loopback
+#[test]
+fn opensmtpd_expiry_routes_and_relay_errors() {
+    let r = parsed("Nov 28 10:14:29 vm smtpd[23887]: relay: Expire for 1c3039c7dec1eb41: from=<u17@bench.test>, to=<z2@slow.test>, rcpt=<->, delay=3m, stat=Envelope expired");
+    assert_eq!((s(&r, C::kind), s(&r, C::status), s(&r, C::queue_id)), (Some("delivery"), Some("expired"), Some("1c3039c7")));
+    assert_eq!(s(&r, C::recipient), Some("z2@slow.test"));
+    assert!(matches!(r.get(C::delay), crate::cols::V::F(d) if d == 180.0));
+    assert_eq!(crate::classify::counts_as(&r), Some(b"expired".as_slice()));
+    let r = parsed("Nov 28 10:11:02 vm smtpd[23887]: smtp-out: Disabling route [] <-> 127.0.0.1 (localhost) for 15s");
+    assert_eq!((s(&r, C::kind), s(&r, C::relay_ip), s(&r, C::relay_host)), (Some("route"), Some("127.0.0.1"), Some("localhost")));
+    let r = parsed("Nov 28 10:11:02 vm smtpd[23887]: smtp-out: No valid route for [connector:[]->[relay:127.0.0.1,port=2599,smtp,mx],0x0]");
+    assert_eq!((s(&r, C::kind), s(&r, C::severity)), (Some("warning"), Some("warning")));
+    let r = parsed("Nov 28 10:11:02 vm smtpd[23887]: 3ca5279d811b3602 mta error reason=IO Error: Connection refused");
+    assert_eq!((s(&r, C::kind), s(&r, C::reason)), (Some("connect_error"), Some("IO Error: Connection refused")));
+    let r = parsed("Nov 28 10:11:02 vm smtpd[23887]: 86c57dc1b194302a mta delivery evpid=086d758652c6c900 from=<a@b.test> to=<z2@slow.test> rcpt=<-> source=\"127.0.0.1\" relay=\"127.0.0.1 (localhost)\" delay=1s result=\"TempFail\" stat=\"Connection refused\"");
+    assert_eq!(s(&r, C::orig_to), None);
+}
+
+#[test]
+fn exim_failure_transport_and_indented_continuation() {
+    let r = parsed("2026-11-28 09:53:56 1xXF80-0000mk-9A ** z4@slow.test R=slow T=remote_smtp: all hosts for 'slow.test' have been failing for a long time (and retry time not reached)");
+    assert_eq!((s(&r, C::kind), s(&r, C::mailer)), (Some("delivery"), Some("remote_smtp")));
+    let r = parsed(" Suggested action: use keep_environment.");
+    assert_eq!((s(&r, C::kind), s(&r, C::detail)), (Some("__noise"), Some("continuation")));
+}
+
+#[test]
+fn sendmail_client_address_without_a_name_is_a_warning() {
+    let r = parsed("Nov 28 09:57:40 vm sendmail[18445]: gethostbyaddr(192.0.2.2) failed: 1");
+    assert_eq!((s(&r, C::kind), s(&r, C::severity)), (Some("warning"), Some("warning")));
+}
