@@ -10,6 +10,7 @@ import re
 import shutil
 import subprocess
 import sys
+from collections import Counter
 
 import duckdb
 from conftest import FIXTURES, land_file
@@ -270,3 +271,36 @@ def test_checks_soft_bounce_and_a_rotated_log(tmp_path):
         == sum(1 for t in lines if t.endswith(": removed (discarded)"))
     )
     assert "other" not in kinds
+
+
+MAILLOG_FILE_35 = FIXTURES / "recorded" / "postfix-35-maillog-file"
+
+
+def test_postfix_35_maillog_file_equals_pflogsumm(landing_con):
+    """Postfix 3.5 (Debian 11) writing its own log through postlogd, with refusals, bounces,
+    deferrals to a closed port and their expiry (the fixture's README): the totals equal
+    pflogsumm's; received per minute, and the expired messages, are as many as the raw lines
+    say; no line is `other`."""
+    from ingest.parsers.maillog import MaillogParser as Parser
+
+    con = landing_con
+    fid = 424352
+    land_file(con, Parser(), MAILLOG_FILE_35 / "maillog.gz", file_id=fid, year=2026)
+    rows = f"from raw.maillog where file_id = {fid}"
+    counted = dict(
+        con.execute(f"select counts_as, count(*) {rows} and counts_as is not null group by 1").fetchall()
+    )
+    deferred = con.execute(f"select count(distinct queue_id) {rows} and counts_as = 'deferred'").fetchone()[0]
+    got = {k: counted.get(k, 0) for k in TOTALS} | {"deferred": deferred}
+    assert got == pflogsumm_saved(MAILLOG_FILE_35.name)
+    lines = gzip.decompress((MAILLOG_FILE_35 / "maillog.gz").read_bytes()).decode().splitlines()
+    client = re.compile(r"^\w{3} \d\d (\d\d:\d\d):\d\d \S+ postfix/smtpd\[\d+\]: \w+: client=")
+    want = Counter(m.group(1) for ln in lines if (m := client.match(ln)))
+    per_min = f"select strftime(ts, '%H:%M'), count(*) {rows} and counts_as = 'received' group by 1"
+    assert dict(con.execute(per_min).fetchall()) == want
+    expired = {m.group(1) for ln in lines if (m := re.search(r" (\w+): from=<[^>]*>, status=expired, ", ln))}
+    ends = con.execute(
+        f"select count(*) from raw.maillog_messages where file_id = {fid} and final_status = 'expired'"
+    ).fetchone()[0]
+    assert ends == len(expired) > 0
+    assert con.execute(f"select count(*) {rows} and kind = 'other'").fetchone()[0] == 0
