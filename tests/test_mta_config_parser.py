@@ -136,3 +136,16 @@ def test_exim_named_lists_and_acl_modifiers_on_their_own_lines():
     ]
     assert messages and got["acl.acl_check_rcpt.message"] == messages
     assert not any(v.startswith("=") for vs in got.values() for v in vs)
+
+
+def test_sendmail_defines_without_a_value_or_with_it_on_the_next_line():
+    """Debian's sendmail.mc: `define(`_USE_ETC_MAIL_')dnl` (a flag, no value) and
+    `define(`confPRIVACY_FLAGS',dnl` whose value is the next line (`` `needmailhelo,...')dnl``)."""
+    path = ROOT / "tests" / "fixtures" / "recorded" / "sendmail-815-queue-return" / "sendmail.mc"
+    got, counts = settings(path)
+    assert counts.quarantined == 0 and counts.parsed + counts.noise == counts.total
+    assert got["_USE_ETC_MAIL_"] == [""]
+    lines = path.read_text().splitlines()
+    at = lines.index("define(`confPRIVACY_FLAGS',dnl")
+    assert got["confPRIVACY_FLAGS"] == [lines[at + 1].removesuffix("')dnl").removeprefix("`")]
+    assert "m4_continued" not in got and "define" not in got

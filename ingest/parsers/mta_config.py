@@ -55,7 +55,10 @@ SETTING = re.compile(r"^\s*(?P<name>[A-Za-z_][\w.-]*)\s*=\s*(?P<value>.*)$")
 NAMED_LIST = re.compile(
     r"^(?P<kind>(?:domain|host|address|localpart)list)\s+(?P<name>\S+)\s*=\s*(?P<value>.*)$"
 )
-M4_DEFINE = re.compile(r"^define\(`(?P<name>[^']*)',\s*`?(?P<value>.*?)'?\)(?:dnl\b.*)?$")
+# `define(`confX', `value')dnl`, or a flag with no value: `define(`_USE_ETC_MAIL_')dnl`
+M4_DEFINE = re.compile(r"^define\(`(?P<name>[^']*)'(?:,\s*`?(?P<value>.*?)'?)?\)(?:dnl\b.*)?$")
+# a define whose value is on the next line (Debian's `define(`confPRIVACY_FLAGS',dnl`)
+M4_DEFINE_OPEN = re.compile(r"^define\(`(?P<name>[^']*)',\s*(?:dnl\b.*)?$")
 M4_CALL = re.compile(r"^(?P<name>[A-Za-z_]\w*)\((?P<value>.*)\)(?:dnl\b.*)?$")
 # a macro call whose arguments go on over the next lines (`define(`confX',dnl` then `` `value')dnl``)
 M4_OPEN = re.compile(r"^(?P<name>[A-Za-z_]\w*)\((?P<value>[^)]*?)(?:dnl)?$")
@@ -69,7 +72,7 @@ def _unquote(args: str) -> str:
 
 class MtaConfigParser(Parser):
     format = "mta_config"
-    version = "1.2.1"
+    version = "1.3.0"
     tables = {"postconf_settings": "name VARCHAR, value VARCHAR"}
 
     def sniff(self, head: str, name: str) -> int:
@@ -87,6 +90,7 @@ class MtaConfigParser(Parser):
         L = Ledger()
         section = instance = None
         blocks: list[str] = []  # Dovecot's open blocks, outermost first
+        pending = None  # a sendmail define whose value is on the next line
         for line_no, raw in lines:
             if L.full:
                 yield L
@@ -97,6 +101,13 @@ class MtaConfigParser(Parser):
                 L.add_noise(line_no, 0, "blank", text)
             elif stripped.startswith("#") or stripped.startswith("dnl"):
                 L.add_noise(line_no, 0, "comment", text)
+            elif not section and (m := M4_DEFINE_OPEN.match(stripped)):
+                pending = m["name"]
+                L.add_noise(line_no, 0, "m4_define_open", text)
+            elif pending and stripped.startswith("`"):
+                value = _unquote(re.sub(r"\)(?:dnl\b.*)?$", "", stripped))
+                L.add("postconf_settings", line_no, 1, name=pending, value=value)
+                pending = None
             elif m := SECTION.match(stripped):
                 section, instance = m["section"], None
                 L.add_noise(line_no, 0, "section", text)
@@ -124,7 +135,7 @@ class MtaConfigParser(Parser):
         if not section and (m := QMAIL_LINE.match(stripped)) and QMAIL_CONTROL.match(stripped):
             return m["name"], m["value"]
         if m := M4_DEFINE.match(stripped):
-            return m["name"], m["value"]
+            return m["name"], m["value"] or ""
         if m := M4_CALL.match(stripped) or M4_OPEN.match(stripped):
             return m["name"], _unquote(m["value"])
         if stripped.startswith("`"):  # the rest of a macro call begun on a line above
