@@ -128,6 +128,33 @@ def test_ingest_names_unrecognised_files_and_lines_not_understood(tmp_path):
     assert got == [("r1/maillog", 2, 2)]
 
 
+def test_ingest_names_quarantined_lines_with_their_file_and_reason(tmp_path):
+    """Lines quarantined are named by the ingest's notes, per file with the first one's line and
+    reason (raw.quarantine holds each), also when the archive given is one run folder (its
+    files' paths are then named from the folder above)."""
+    run = tmp_path / "archive" / "r1"
+    run.mkdir(parents=True)
+    # an iostat device report whose header names columns no sysstat version has
+    good = (SAMPLES / "runs" / "a-baseline-t5" / "iostat.txt").read_text().splitlines()
+    lines = good[:12] + ["Device   tps   kB/s   zz/s", "vda   1.00   2.00   3.00"] + good[12:]
+    (run / "iostat.txt").write_text("\n".join(lines) + "\n")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MTABENCH")} | {
+        "MTABENCH_DATA": str(tmp_path / "data")
+    }
+    out = subprocess.run(
+        [*MTABENCH, "ingest", str(run)], env=env, capture_output=True, text=True, check=True
+    ).stdout
+    import duckdb
+
+    with duckdb.connect(str(tmp_path / "data" / "mtabench.duckdb"), read_only=True) as con:
+        n, first, reason = con.execute(
+            "select count(*), min(line_no), min_by(reason, line_no) from raw.quarantine"
+        ).fetchone()
+    assert n > 0
+    assert f"{n} line(s) quarantined in 1 file(s), each with its reason in raw.quarantine:" in out
+    assert f"  {run / 'iostat.txt'}: {n} line(s), first at line {first}: {reason}\n" in out
+
+
 def test_ingest_run_takes_a_run_key_or_a_run_id_and_names_one_that_matches_nothing(tmp_path):
     """`ingest --run X`: X a run key (the folder, as scan lists it) or a run id (a run inside a
     folder, as the marts name it); an X that matches neither is an error that says so."""

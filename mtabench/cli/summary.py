@@ -147,6 +147,15 @@ def landing_notes(db: Path | duckdb.DuckDBPyConnection, archive: Path | None = N
                 "select path from raw.files where status = 'unknown' order by path"
             ).fetchall()
         ]
+        # the lines each file quarantined, with the first one's line and reason
+        quarantined = []
+        if "lines_quarantined" in cols:
+            quarantined = con.execute(
+                "select f.path, f.lines_quarantined, q.line_no, q.reason from raw.files f "
+                "left join (select file_id, min_by(line_no, line_no) as line_no, "
+                "min_by(reason, line_no) as reason from raw.quarantine group by 1) q using (file_id) "
+                "where f.lines_quarantined > 0 order by f.path"
+            ).fetchall()
         other = []
         if "lines_other_known" in cols:
             other = con.execute(
@@ -154,7 +163,7 @@ def landing_notes(db: Path | duckdb.DuckDBPyConnection, archive: Path | None = N
                 "where format = 'maillog' and lines_other_known > 0 order by path"
             ).fetchall()
     out = []
-    where = (lambda p: str(archive / p)) if archive is not None else str
+    where = (lambda p: str(_located(archive, p))) if archive is not None else str
     if unknown_files:
         out.append(f"{len(unknown_files)} file(s) not recognised (recorded, not parsed):")
         out += [f"  {where(p)}" for p in unknown_files]
@@ -166,7 +175,28 @@ def landing_notes(db: Path | duckdb.DuckDBPyConnection, archive: Path | None = N
             f"(first: {where(first[0])} line {first[2]}); list them: mtabench parse maillog --unknown FILE"
         )
         out += [f"  {where(p)}: {k:,} line(s), first at line {ln}" for p, k, ln in other]
+    if quarantined:
+        n = sum(r[1] for r in quarantined)
+        out.append(
+            f"{n:,} line(s) quarantined in {len(quarantined)} file(s), each with its reason in "
+            "raw.quarantine:"
+        )
+        out += [
+            f"  {where(p)}: {k:,} line(s), first at line {ln}: {why}"
+            if ln is not None
+            else f"  {where(p)}: {k:,} line(s)"
+            for p, k, ln, why in quarantined
+        ]
     return out
+
+
+def _located(archive: Path, rel: str) -> Path:
+    """A landed file's path: relative to the archive, or to its parent when the archive given
+    was one run folder (its runs are named from the folder above)."""
+    for base in (archive, archive.parent):
+        if (base / rel).exists():
+            return base / rel
+    return archive / rel
 
 
 def archive_notes(db: Path | duckdb.DuckDBPyConnection) -> list[str]:
