@@ -195,3 +195,31 @@ def test_d_errors_idle_per_minute():
         "22:21": 57.0, "22:22": 58.9, "22:23": 47.4, "22:24": 57.7, "22:25": 97.8,
     }  # fmt: skip
     assert round(sum(r["id"] for r in samples) / len(samples), 2) == 63.75
+
+
+UNITS = FIX / "vmstat-units"
+
+
+@pytest.mark.parametrize(
+    ("name", "command", "unit_bytes"),
+    [
+        ("vmstat_S_M_t.txt", "vmstat -S M -t 1 5", 1024**2),
+        ("vmstat_t_w_S_k.txt", "vmstat -t -w -S k 1 5", 1000),
+    ],
+)
+def test_s_unit_named_by_the_command_lands_in_kib(name, command, unit_bytes):
+    """`-S M` / `-S k` print memory in other units and say so nowhere but in the command: with
+    the manifest's vmstat_command the columns land in KiB, as the KiB capture started in the
+    same second reads them (within vmstat's own truncation to one unit)."""
+    _, _, kib = _parse(UNITS / "vmstat_t.txt")
+    _, counts, rows = _parse(UNITS / name, ParseContext(commands={"vmstat_command": command}))
+    assert counts.quarantined == 0 and len(rows) == len(kib) == 5
+    first = {r["sampled_at"]: r for r in kib}
+    r = next(r for r in rows if r["sampled_at"] in first)
+    unit_kib = unit_bytes / 1024
+    for col in ("free", "buff", "cache"):
+        assert abs(r[col] - first[r["sampled_at"]][col]) <= unit_kib + 1, col
+    assert json.loads(r["extra_json"])["unit"] == command.split("-S ")[1][0]
+    # without the command the numbers are read as printed
+    _, _, raw = _parse(UNITS / name)
+    assert raw[0]["free"] == int((UNITS / name).read_text().splitlines()[2].split()[3])

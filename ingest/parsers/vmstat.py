@@ -16,6 +16,10 @@ other zones shifted by ctx.utc_offset_minutes). Without `-t`, segment 1 gets
 ctx.monitor_start_utc (else start_utc) + sample_index * interval, the interval read from
 ctx.commands['vmstat_command'] (or a `vmstat ...` command line in the file); otherwise
 sampled_at stays NULL.
+
+Units: memory and swap columns land in KiB. The output does not say which `-S` unit it was
+printed in, so the command (the manifest's vmstat_command or a command line in the file)
+does: `-S k|m|M` values are converted (procps' unitConvert), the unit kept in extra_json.
 """
 
 from __future__ import annotations
@@ -133,6 +137,46 @@ def _interval(command: str | None) -> float | None:
     return None
 
 
+# `-S k|K|m|M` (`--unit`): procps prints swpd, free, buff, cache (inact, active with -a) and
+# si/so in units of 1000, 1024, 10^6 or 2^20 bytes (vmstat.c unitConvert); they land in KiB
+UNIT_BYTES = {"k": 1000, "K": 1024, "m": 1000**2, "M": 1024**2}
+UNIT_COLS = ("swpd", "free", "buff", "cache", "si", "so")
+UNIT_EXTRA = ("inact", "active")
+
+
+@cache
+def _unit(command: str | None) -> str | None:
+    """The `-S` unit a vmstat command line names (None: KiB, vmstat's default)."""
+    if not command:
+        return None
+    toks = command.split()
+    for i, t in enumerate(toks):
+        if t in ("-S", "--unit") and i + 1 < len(toks):
+            u = toks[i + 1]
+        elif t.startswith("--unit="):
+            u = t[7:]
+        elif t.startswith("-S") and len(t) > 2:
+            u = t[2:]
+        else:
+            continue
+        return u if u in UNIT_BYTES else None
+    return None
+
+
+def _in_kib(rec: dict, unit: str) -> None:
+    """A row printed in `unit` back to KiB (as without -S); the unit kept in extra_json."""
+    f = UNIT_BYTES[unit] / 1024
+    for c in UNIT_COLS:
+        if isinstance(rec.get(c), int | float):
+            rec[c] = round(rec[c] * f)
+    extra = json.loads(rec["extra_json"]) if rec.get("extra_json") else {}
+    for c in UNIT_EXTRA:
+        if isinstance(extra.get(c), int | float):
+            extra[c] = round(extra[c] * f)
+    extra["unit"] = unit
+    rec["extra_json"] = json.dumps(extra)
+
+
 def _value(name: str, tok: str, kind: str) -> float | int | None:
     if tok.isascii() and tok.isdigit():  # most fields: what NUM would take as an int
         return int(tok)
@@ -146,7 +190,7 @@ def _value(name: str, tok: str, kind: str) -> float | int | None:
 
 class VmstatParser(Parser):
     format = "vmstat"
-    version = "1.0.0"
+    version = "1.1.0"
     tables = {
         "vmstat_samples": (
             "segment INTEGER, sample_index INTEGER, sampled_at TIMESTAMP, stamp_text VARCHAR, "
@@ -228,6 +272,9 @@ class VmstatParser(Parser):
                 new_pending = False
             index += 1
             interval = _interval(file_command) or _interval(ctx.commands.get("vmstat_command"))
+            unit = _unit(file_command) or _unit(ctx.commands.get("vmstat_command"))
+            if unit and unit != "K" and layout.kind == "procps":
+                _in_kib(rec, unit)
             stamp_text = rec.pop("_stamp", None)
             sampled_at = None
             if stamp_text:
