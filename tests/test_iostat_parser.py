@@ -150,3 +150,15 @@ def test_lands_in_duckdb():
     n, total = con.execute('select count(*), sum("user") from raw.iostat_cpu').fetchone()
     assert n == len(users) == 4 and total == pytest.approx(sum(users), abs=1e-9)
     assert con.execute("select count(distinct device) from raw.iostat_devices").fetchone() == (1,)
+
+
+def test_y_without_its_command_is_told_by_the_blank_line_it_leaves():
+    """sysstat 12.6's `iostat -x -y -t 1 3` and `iostat -x -t 1 5`, captured side by side under
+    one load: with -y (and no manifest naming it) the banner is followed by two blank lines and
+    no report is the average since boot; without it the first report is."""
+    _, counts, cpu, dev = _parse(FIX / "iostat_x_y_t.txt")
+    assert counts.quarantined == 0 and len(cpu) == 3 and dev
+    assert not any(r["is_since_boot"] for r in cpu + dev)
+    _, _, cpu, dev = _parse(FIX / "iostat_x_t_1261.txt")
+    first = {r["report_index"] for r in cpu + dev if r["is_since_boot"]}
+    assert first == {0} and [r["is_since_boot"] for r in cpu] == [True] + [False] * (len(cpu) - 1)

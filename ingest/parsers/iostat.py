@@ -10,7 +10,10 @@ version not seen before) quarantines the header and its rows with the reason.
 
 Invocations: the `Linux ... (host) date _arch_ (N CPU)` banner (noise) starts a new
 segment; its first report is the average since boot (`is_since_boot`) unless the
-command line has `-y`. `report_index` counts reports within a segment from 0.
+command line has `-y`, or the banner is followed by two blank lines (sysstat 12.6's `-y`
+still ends the report it omits with its blank line; newer releases print nothing, so a file
+without the command can only be told by this where it came from such a release).
+`report_index` counts reports within a segment from 0.
 
 Times: `-t` stamps in the forms locales give (`11/21/26 22:26:09`,
 `05/31/2018 10:04:45 AM`, `21.11.2026 22:26:09`, ISO `2026-11-21T22:06:46+0000`);
@@ -91,6 +94,10 @@ class _State:
     last_stamp: datetime | None = None
     json_lines: list[tuple[int, str]] = field(default_factory=list)
     json_depth: int = 0
+    # blank lines after the banner, until the first report: one, or two where `-y` omitted
+    # the since-boot report but not its closing blank line (sysstat 12.6)
+    gap_blanks: int | None = None
+    omit_boot: bool = False
 
 
 def _num(tok: str) -> float:
@@ -134,7 +141,7 @@ def _layout_name(cols: list[str]) -> str:
 
 class IostatParser(Parser):
     format = "iostat"
-    version = "1.0.0"
+    version = "1.1.0"
     tables = {
         "iostat_cpu": (
             "segment INTEGER, report_index INTEGER, sampled_at TIMESTAMP, stamp_text VARCHAR, "
@@ -194,6 +201,8 @@ class IostatParser(Parser):
                 continue
             if not stripped:
                 L.add_noise(line_no, 0, "blank", line)
+                if st.gap_blanks is not None:
+                    st.gap_blanks += 1
                 st.dev_cols = None
                 expect_cpu_values = False
                 continue
@@ -201,6 +210,9 @@ class IostatParser(Parser):
                 L.add_noise(line_no, 0, "banner", line)
                 self._new_segment(m["date"])
                 continue
+            if st.gap_blanks is not None:
+                st.omit_boot = st.gap_blanks >= 2
+                st.gap_blanks = None
             if STAMP.match(stripped):
                 L.add_noise(line_no, 0, "stamp", line)
                 rep = self._new_report()
@@ -257,6 +269,7 @@ class IostatParser(Parser):
         st.report = None
         st.dev_cols = None
         st.banner_date = self._date(banner_date) if banner_date else None
+        st.gap_blanks, st.omit_boot = 0, False
 
     def _new_report(self) -> _Report:
         st = self.st
@@ -276,7 +289,7 @@ class IostatParser(Parser):
             "report_index": rep.index,
             "sampled_at": sampled_at,
             "stamp_text": rep.stamp_text,
-            "is_since_boot": self.boot_first and rep.index == 0,
+            "is_since_boot": self.boot_first and rep.index == 0 and not self.st.omit_boot,
         }
 
     def _cpu_row(self, line_no: int, line: str) -> None:
