@@ -821,6 +821,9 @@ def _run_row(folder, files, manifest: Manifest | None, manifest_error, detection
     if tool and not m.tool.get("name"):
         notes.append(f"tool {tool!r} inferred from file formats")
     run_date = m.date
+    if run_date is None and m.start_utc is None and m.monitor_start_utc is not None:
+        # only the samplers' start is known: that is the run's day
+        run_date = m.monitor_start_utc.date()
     if run_date is None and m.start_utc is None:
         fmts = [(s, _format(detections[s.rel_path])) for s in files]
         if found := run_clock.content_date(fmts):

@@ -62,3 +62,24 @@ def test_a_run_without_manifest_is_dated_by_its_maillog_not_its_mtimes(tmp_path)
     assert reason.startswith("no date: ") and "warning: run undated -> undated: no date: " in proc.stderr
     assert (run_date.strftime("%b"), run_date.day) == (month, day)
     assert "from the stamps of copied/maillog.gz" in inferred and "modification" not in inferred
+
+
+def test_a_run_whose_manifest_names_only_the_samplers_start_takes_its_day(tmp_path):
+    """A vmstat without `-t` and a run.toml that gives `monitor_start_utc` (and the command's
+    interval) but no date or start_utc: the samples are timed from it, and so is the run's
+    date; the run is not reported undated."""
+    run = tmp_path / "archive" / "vm"
+    run.mkdir(parents=True)
+    shutil.copyfile(SAMPLES.parent / "tests/fixtures/sysstat/vmstat_no_t_60.txt", run / "vmstat.txt")
+    (run / "run.toml").write_text(
+        'monitor_start_utc = "2026-11-28T10:35:44Z"\n[tool]\nvmstat_command = "vmstat 60 3"\n'
+    )
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MTABENCH")}
+    env["MTABENCH_DATA"] = str(tmp_path / "data")
+    proc = subprocess.run([*MTABENCH, "ingest", str(run.parent)], env=env, capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    with duckdb.connect(str(tmp_path / "data/mtabench.duckdb"), read_only=True) as con:
+        run_date, inferred = con.execute("select run_date, inferred from raw.runs").fetchone()
+        first = con.execute("select min(sampled_at) from raw.vmstat_samples").fetchone()[0]
+    assert run_date == date(2026, 11, 28) and first.date() == run_date
+    assert "no date" not in (inferred or "") and "no date" not in proc.stderr
