@@ -597,3 +597,12 @@ def test_exim_494_mainlog_with_indented_continuations_matches_eximstats(landing_
         )
     )
     assert got == want and any(re.search(r" T=\S+: ", ln) for ln in lines)
+    # an ACL `defer` answers 451 unless its message sets a code (smtp_in.c), a `deny` 550
+    codes = dict(
+        con.execute("select smtp_code, count(*) from raw.maillog where kind = 'reject' group by 1").fetchall()
+    )
+    temporary = sum(" temporarily rejected RCPT " in ln for ln in lines)
+    assert (
+        codes.get(451) == temporary > 0
+        and codes.get(550) == sum(" rejected RCPT " in ln for ln in lines) - temporary
+    )

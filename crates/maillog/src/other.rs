@@ -1368,16 +1368,14 @@ fn leftmost_reply(rest: &[u8]) -> Option<&[u8]> {
 }
 
 /// The code an Exim ACL reject answered when its line names none: Exim logs no code for its
-/// own rejects, and `deny` or a failed `require` answer 550 unless the ACL sets another
-/// (`defer` logs "temporarily rejected", a 4xx of the ACL's choosing: left unknown).
+/// own rejects; `deny` or a failed `require` answer 550 and `defer` ("temporarily rejected")
+/// 451, unless the ACL's `message` sets another (smtp_in.c: smtp_handle_acl_fail).
 fn exim_acl_reject_code(m: &[u8]) -> Option<i64> {
-    if find(m, b" temporarily rejected ").is_some() {
-        return None;
-    }
+    let code = if find(m, b" temporarily rejected ").is_some() { 451 } else { 550 };
     each_after(m, b" rejected ", |r| {
         [b"RCPT ".as_slice(), b"MAIL ", b"after DATA"].iter().any(|w| r.starts_with(w)).then_some(r)
     })
-    .map(|_| 550)
+    .map(|_| code)
 }
 
 /// `(?:^| )rejected (?:RCPT|MAIL|EHLO|HELO|VRFY|EXPN|ETRN|DATA|after DATA|connection|during MIME
@@ -2459,12 +2457,13 @@ mod tests {
     }
 
     #[test]
-    fn exim_temporary_reject_has_no_guessed_code() {
+    fn exim_temporary_reject_is_exims_default_451() {
+        // smtp_in.c: `smtp_code = rc == FAIL ? acl_wherecodes[where] : US"451"`
         let r = parsed(
             b"2026-11-27 02:52:55 H=(localhost) [127.0.0.1] F=<a@b.test> temporarily rejected RCPT <c@b.test>: lookup deferred",
         );
         assert_eq!(s(&r, C::kind), Some("reject"));
-        assert_eq!(i(&r, C::smtp_code), None);
+        assert_eq!(i(&r, C::smtp_code), Some(451));
     }
 
     #[test]
