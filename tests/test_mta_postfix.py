@@ -94,16 +94,9 @@ def test_a_milters_refusals_and_the_queues_end(landing_con):
     refusal is one the milter logged deciding, with the line's enhanced code and text, and its
     message ends `rejected`; the messages deleted with postsuper end `removed`; those still
     deferred are the queue's at the end; no line is `other`."""
-    fid = 424340  # a file id of its own: the landing's parts folder may be shared
-    land_file(landing_con, MaillogParser(), MILTER / "maillog.gz", file_id=fid, year=2026)
+    fid = 424340
     con = landing_con
-    rows = f"from raw.maillog where file_id = {fid}"
-    counted = dict(
-        con.execute(f"select counts_as, count(*) {rows} and counts_as is not null group by 1").fetchall()
-    )
-    deferred = con.execute(f"select count(distinct queue_id) {rows} and counts_as = 'deferred'").fetchone()[0]
-    got = {k: counted.get(k, 0) for k in TOTALS} | {"deferred": deferred}
-    assert got == pflogsumm_saved(MILTER.name)
+    rows = assert_landed_totals_equal_pflogsumm(con, MILTER, fid)
 
     lines = gzip.decompress((MILTER / "maillog.gz").read_bytes()).decode().splitlines()
     want = sorted(m.groups() for m in map(MILTER_REFUSAL.search, lines) if m)
@@ -129,6 +122,23 @@ def test_a_milters_refusals_and_the_queues_end(landing_con):
     assert con.execute(f"select count(*) {rows} and kind = 'other'").fetchone()[0] == 0
 
 
+def assert_landed_totals_equal_pflogsumm(con, run, fid: int) -> str:
+    """Land `run`'s maillog.gz as file `fid` (an id of its own: the landing's parts folder may
+    be shared); its totals as pflogsumm counts them (deferred: messages) equal pflogsumm's
+    saved report. Returns the SQL `from` clause of the file's rows."""
+    from ingest.parsers.maillog import MaillogParser
+
+    land_file(con, MaillogParser(), run / "maillog.gz", file_id=fid, year=2026)
+    rows = f"from raw.maillog where file_id = {fid}"
+    counted = dict(
+        con.execute(f"select counts_as, count(*) {rows} and counts_as is not null group by 1").fetchall()
+    )
+    deferred = con.execute(f"select count(distinct queue_id) {rows} and counts_as = 'deferred'").fetchone()[0]
+    got = {k: counted.get(k, 0) for k in TOTALS} | {"deferred": deferred}
+    assert got == pflogsumm_saved(run.name)
+    return rows
+
+
 LMTP_DOVECOT = FIXTURES / "recorded" / "postfix-310-lmtp-dovecot24"
 
 
@@ -142,14 +152,7 @@ def test_lmtp_to_dovecot_with_its_own_log_file(landing_con):
 
     con = landing_con
     fid, dfid = 424350, 424351  # file ids of their own: the landing's parts folder may be shared
-    land_file(con, Parser(), LMTP_DOVECOT / "maillog.gz", file_id=fid, year=2026)
-    rows = f"from raw.maillog where file_id = {fid}"
-    counted = dict(
-        con.execute(f"select counts_as, count(*) {rows} and counts_as is not null group by 1").fetchall()
-    )
-    deferred = con.execute(f"select count(distinct queue_id) {rows} and counts_as = 'deferred'").fetchone()[0]
-    got = {k: counted.get(k, 0) for k in TOTALS} | {"deferred": deferred}
-    assert got == pflogsumm_saved(LMTP_DOVECOT.name)
+    assert_landed_totals_equal_pflogsumm(con, LMTP_DOVECOT, fid)
 
     raw = gzip.decompress((LMTP_DOVECOT / "dovecot.log.gz").read_bytes()).decode()
     assert Parser().sniff(raw[:20000], "dovecot.log") >= 95
@@ -281,18 +284,10 @@ def test_postfix_35_maillog_file_equals_pflogsumm(landing_con):
     deferrals to a closed port and their expiry (the fixture's README): the totals equal
     pflogsumm's; received per minute, and the expired messages, are as many as the raw lines
     say; no line is `other`."""
-    from ingest.parsers.maillog import MaillogParser as Parser
 
     con = landing_con
     fid = 424352
-    land_file(con, Parser(), MAILLOG_FILE_35 / "maillog.gz", file_id=fid, year=2026)
-    rows = f"from raw.maillog where file_id = {fid}"
-    counted = dict(
-        con.execute(f"select counts_as, count(*) {rows} and counts_as is not null group by 1").fetchall()
-    )
-    deferred = con.execute(f"select count(distinct queue_id) {rows} and counts_as = 'deferred'").fetchone()[0]
-    got = {k: counted.get(k, 0) for k in TOTALS} | {"deferred": deferred}
-    assert got == pflogsumm_saved(MAILLOG_FILE_35.name)
+    rows = assert_landed_totals_equal_pflogsumm(con, MAILLOG_FILE_35, fid)
     lines = gzip.decompress((MAILLOG_FILE_35 / "maillog.gz").read_bytes()).decode().splitlines()
     client = re.compile(r"^\w{3} \d\d (\d\d:\d\d):\d\d \S+ postfix/smtpd\[\d+\]: \w+: client=")
     want = Counter(m.group(1) for ln in lines if (m := client.match(ln)))

@@ -515,18 +515,39 @@ def test_milter_refusals_and_discards(landing_con):
     assert con.execute(f"select count(*) {rows} and kind = 'other'").fetchone()[0] == 0
 
 
+SM_NOTICE = re.compile(r"\]: (\w+): (\w+): (?:DSN|postmaster notify|return to sender|sender notify): (.*)$")
+
+
+def landed_with_notices(con, run: Path, fid: int) -> tuple[str, list[str], list[tuple[str, str, str]]]:
+    """Land `run`'s maillog.gz as file `fid`: the SQL `from` clause of its rows, its raw lines,
+    and the notices sendmail made (queue id, the notice's own queue id, text) read off them."""
+    land_file(con, MaillogParser(), run / "maillog.gz", file_id=fid, year=2026)
+    lines = gzip.decompress((run / "maillog.gz").read_bytes()).decode().splitlines()
+    found = [m.groups() for t in lines if (m := SM_NOTICE.search(t))]
+    return f"from raw.maillog where file_id = {fid}", lines, found
+
+
+def assert_from_and_to_equal_mailstats(con, rows: str, run: Path, found: list) -> dict:
+    """Received plus every notice sendmail made equal mailstats' `from` (and the notices read
+    off the lines), deliveries its `to`; returns the rows' count per kind."""
+    oracle = mailstats(run)
+    kinds = dict(con.execute(f"select kind, count(*) {rows} group by 1").fetchall())
+    received = con.execute(f"select count(*) {rows} and counts_as = 'received'").fetchone()[0]
+    made = sum(kinds.get(k, 0) for k in ("bounce_notice", "defer_notice", "expired"))
+    assert received + made == oracle["from"] == received + len(found)
+    delivered = con.execute(f"select count(*) {rows} and counts_as = 'delivered'").fetchone()[0]
+    assert delivered == oracle["to"]
+    return kinds
+
+
 def test_queue_return_expires_deferred_messages(landing_con):
     """A run whose deferred messages are returned after Timeout.queuereturn (the fixture's
     README): each `Cannot send message for` notice is its message's expiry, each `Warning:`
     notice a delay notice; received plus every notice sendmail made equal mailstats' `from`,
     deliveries its `to`; with the queue empty at the end (mailq), no message ends deferred."""
     fid = 424381
-    land_file(landing_con, MaillogParser(), QUEUE_RETURN / "maillog.gz", file_id=fid, year=2026)
     con = landing_con
-    rows = f"from raw.maillog where file_id = {fid}"
-    lines = gzip.decompress((QUEUE_RETURN / "maillog.gz").read_bytes()).decode().splitlines()
-    notice = re.compile(r"\]: (\w+): (\w+): (?:DSN|postmaster notify|return to sender|sender notify): (.*)$")
-    found = [m.groups() for t in lines if (m := notice.search(t))]
+    rows, lines, found = landed_with_notices(con, QUEUE_RETURN, fid)
     expired = sorted((q, n) for q, n, why in found if why.startswith("Cannot send message for "))
     got = con.execute(
         f"select queue_id, related_queue_id {rows} and kind = 'expired' order by all"
@@ -535,13 +556,7 @@ def test_queue_return_expires_deferred_messages(landing_con):
     warned = sum(1 for *_, why in found if why.startswith("Warning: "))
     assert con.execute(f"select count(*) {rows} and kind = 'defer_notice'").fetchone()[0] == warned > 0
 
-    oracle = mailstats(QUEUE_RETURN)
-    kinds = dict(con.execute(f"select kind, count(*) {rows} group by 1").fetchall())
-    received = con.execute(f"select count(*) {rows} and counts_as = 'received'").fetchone()[0]
-    made = sum(kinds.get(k, 0) for k in ("bounce_notice", "defer_notice", "expired"))
-    assert received + made == oracle["from"] == received + len(found)
-    delivered = con.execute(f"select count(*) {rows} and counts_as = 'delivered'").fetchone()[0]
-    assert delivered == oracle["to"]
+    kinds = assert_from_and_to_equal_mailstats(con, rows, QUEUE_RETURN, found)
     assert "is empty" in (ORACLES / QUEUE_RETURN.name / "mailq-at-end.txt").read_text()
     final = dict(
         con.execute(
@@ -563,20 +578,10 @@ def test_sendmail_815_queue_return_matches_mailstats(landing_con):
     its message's expiry and no message ends deferred (the queue was empty); a client address
     without a name (`gethostbyaddr(ip) failed: 1`) is a warning, nothing is `other`."""
     fid = 424382
-    land_file(landing_con, MaillogParser(), QUEUE_RETURN_815 / "maillog.gz", file_id=fid, year=2026)
     con = landing_con
-    rows = f"from raw.maillog where file_id = {fid}"
-    lines = gzip.decompress((QUEUE_RETURN_815 / "maillog.gz").read_bytes()).decode().splitlines()
-    notice = re.compile(r"\]: (\w+): (\w+): (?:DSN|postmaster notify|return to sender|sender notify): (.*)$")
-    found = [m.groups() for t in lines if (m := notice.search(t))]
+    rows, lines, found = landed_with_notices(con, QUEUE_RETURN_815, fid)
     expired = sum(1 for *_, why in found if why.startswith("Cannot send message for "))
-    oracle = mailstats(QUEUE_RETURN_815)
-    kinds = dict(con.execute(f"select kind, count(*) {rows} group by 1").fetchall())
-    received = con.execute(f"select count(*) {rows} and counts_as = 'received'").fetchone()[0]
-    made = sum(kinds.get(k, 0) for k in ("bounce_notice", "defer_notice", "expired"))
-    assert received + made == oracle["from"] == received + len(found)
-    delivered = con.execute(f"select count(*) {rows} and counts_as = 'delivered'").fetchone()[0]
-    assert delivered == oracle["to"]
+    kinds = assert_from_and_to_equal_mailstats(con, rows, QUEUE_RETURN_815, found)
     final = dict(
         con.execute(
             f"select final_status, count(*) from raw.maillog_messages"
