@@ -243,7 +243,8 @@ class IostatParser(Parser):
                 st.layout = _layout_name(cols)
                 if unknown:
                     st.dev_bad = (
-                        f"iostat device header has unknown columns {unknown} (unknown sysstat version)"
+                        f"iostat device header has unknown columns {unknown} "
+                        "(another sysstat release, or a layout this parser does not read: -s, -h, --pretty)"
                     )
                     L.add_quarantine(line_no, 0, st.dev_bad, line)
                 else:
