@@ -238,6 +238,12 @@ pub(crate) fn is_postfix_qid(x: &[u8]) -> bool {
             }))
 }
 
+/// The word before a line's first `: ` when it may be a queue id (6 to 31 bytes): `QID: `,
+/// `NOQUEUE: `; the caller checks it as its MTA's id.
+pub(crate) fn id_prefix(m: &[u8]) -> Option<&[u8]> {
+    find(m, b": ").filter(|c| (6..=31).contains(c)).map(|c| &m[..c])
+}
+
 /// A sendmail queue id: 8 to 20 letters and digits ending in the process id's digits
 /// (`6ARLMN3p000524`, `IAA12345` of older releases), so a word such as `STARTTLS` in
 /// `STARTTLS: ServerCertFile missing` is none.
@@ -537,26 +543,24 @@ pub fn parse_line<'a>(line: &'a [u8], bad: bool, ctx: &Ctx, row: &mut Row<'a>) -
     match fam {
         Fam::Postfix | Fam::Sendmail => {
             let mut qid = None;
-            if let Some(c2) = find(message, b": ") {
-                if (6..=31).contains(&c2) {
-                    let cand = &message[..c2];
-                    let ok = if fam == Fam::Postfix { is_postfix_qid(cand) } else { is_sendmail_qid(cand) };
-                    if ok {
-                        qid = Some(cand);
+            if let Some(cand) = id_prefix(message) {
+                let c2 = cand.len();
+                let ok = if fam == Fam::Postfix { is_postfix_qid(cand) } else { is_sendmail_qid(cand) };
+                if ok {
+                    qid = Some(cand);
+                }
+                // `NOQUEUE: `: a line of a session before any transaction (Postfix's
+                // rejects, sendmail's `connect from`)
+                let has_q = ok || cand == b"NOQUEUE";
+                if has_q {
+                    row.so(C::queue_id, qid);
+                    let b = &message[c2 + 2..];
+                    if fam == Fam::Postfix {
+                        crate::postfix::parse(row, prog, b, qid.is_some(), true);
+                    } else {
+                        crate::other::sendmail(row, b);
                     }
-                    // `NOQUEUE: `: a line of a session before any transaction (Postfix's
-                    // rejects, sendmail's `connect from`)
-                    let has_q = ok || cand == b"NOQUEUE";
-                    if has_q {
-                        row.so(C::queue_id, qid);
-                        let b = &message[c2 + 2..];
-                        if fam == Fam::Postfix {
-                            crate::postfix::parse(row, prog, b, qid.is_some(), true);
-                        } else {
-                            crate::other::sendmail(row, b);
-                        }
-                        return month_out;
-                    }
+                    return month_out;
                 }
             }
             if fam == Fam::Postfix {

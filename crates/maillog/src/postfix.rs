@@ -290,11 +290,7 @@ pub fn parse<'a>(row: &mut Row<'a>, prog: &'a [u8], b: &'a [u8], has_qid: bool, 
             row.s(C::detail, &b[9..]);
             // a message's warning may name it first: `warning: QID: defer service failure`
             if !has_qid {
-                let d = &b[9..];
-                let n = run(d, |c| c.is_ascii_alphanumeric());
-                if d[n..].starts_with(b": ") && crate::parse::is_postfix_qid(&d[..n]) {
-                    row.s(C::queue_id, &d[..n]);
-                }
+                row.so(C::queue_id, crate::parse::id_prefix(&b[9..]).filter(|q| crate::parse::is_postfix_qid(q)));
             }
         }
         b"error" | b"fatal" | b"panic" => {
