@@ -163,20 +163,6 @@ def _unit(command: str | None) -> str | None:
     return None
 
 
-def _in_kib(rec: dict, unit: str) -> None:
-    """A row printed in `unit` back to KiB (as without -S); the unit kept in extra_json."""
-    f = UNIT_BYTES[unit] / 1024
-    for c in UNIT_COLS:
-        if isinstance(rec.get(c), int | float):
-            rec[c] = round(rec[c] * f)
-    extra = json.loads(rec["extra_json"]) if rec.get("extra_json") else {}
-    for c in UNIT_EXTRA:
-        if isinstance(extra.get(c), int | float):
-            extra[c] = round(extra[c] * f)
-    extra["unit"] = unit
-    rec["extra_json"] = json.dumps(extra)
-
-
 def _value(name: str, tok: str, kind: str) -> float | int | None:
     if tok.isascii() and tok.isdigit():  # most fields: what NUM would take as an int
         return int(tok)
@@ -261,8 +247,9 @@ class VmstatParser(Parser):
                     line_no, 0, f"vmstat row has {len(toks)} fields, header has {layout.n_tokens}", line
                 )
                 continue
+            unit = _unit(file_command) or _unit(ctx.commands.get("vmstat_command"))
             try:
-                rec = self._record(layout, toks)
+                rec = self._record(layout, toks, unit if unit != "K" and layout.kind == "procps" else None)
             except ValueError as exc:
                 L.add_quarantine(line_no, 0, f"non-numeric vmstat field {exc.args[0]!r}", line)
                 continue
@@ -272,9 +259,7 @@ class VmstatParser(Parser):
                 new_pending = False
             index += 1
             interval = _interval(file_command) or _interval(ctx.commands.get("vmstat_command"))
-            unit = _unit(file_command) or _unit(ctx.commands.get("vmstat_command"))
-            if unit and unit != "K" and layout.kind == "procps":
-                _in_kib(rec, unit)
+
             stamp_text = rec.pop("_stamp", None)
             sampled_at = None
             if stamp_text:
@@ -298,7 +283,9 @@ class VmstatParser(Parser):
         yield L
 
     @staticmethod
-    def _record(layout: _Layout, toks: list[str]) -> dict:
+    def _record(layout: _Layout, toks: list[str], unit: str | None = None) -> dict:
+        """One data row's fields; `unit`: the `-S` unit its memory columns were printed in,
+        turned back into KiB (the unit kept in extra_json)."""
         out: dict = dict.fromkeys(DIRECT)
         disks: dict[str, float | int] = {}
         extra: dict[str, float | int] = {}
@@ -320,6 +307,15 @@ class VmstatParser(Parser):
                 disks[key] = val
             else:
                 extra[key] = val
+        if unit:
+            f = UNIT_BYTES[unit] / 1024
+            for c in UNIT_COLS:
+                if isinstance(out[c], int | float):
+                    out[c] = round(out[c] * f)
+            for c in UNIT_EXTRA:
+                if isinstance(extra.get(c), int | float):
+                    extra[c] = round(extra[c] * f)
+            extra["unit"] = unit
         out["disks_json"] = json.dumps(disks) if disks else None
         out["extra_json"] = json.dumps(extra) if extra else None
         return out
