@@ -108,6 +108,7 @@ def test_cluster_run_over_s3_survives_a_killed_worker(archive, duckdb_build, s3_
     # everything the cluster wrote is in the bucket, nothing of it on the driver's disk
     stored = s3_server.objects(f"{bucket}/mtabench")
     assert any(k.startswith("warehouse/main.db/runs/") and k.endswith(".parquet") for k in stored)
+    assert any(k.startswith("warehouse/main.db/runs/_delta_log/") and k.endswith(".json") for k in stored)
     assert any(k.startswith("parsed/maillog/run_key=") for k in stored)
     assert any(k.startswith("landing/maillog_lines/") and k.endswith("/input") for k in stored)
     assert not (data / "spark" / "warehouse").exists() and not (data / "spark" / "parsed").exists()

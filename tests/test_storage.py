@@ -307,6 +307,40 @@ def test_parquet_reader_streams_every_file_with_hive_columns_as_strings(store):
         store.child("nothing").parquet_reader()
 
 
+def test_delta_reader_reads_the_current_version_only(store):
+    """A Delta table overwritten and deleted from keeps its old files: the reader streams what
+    the current version lists (delta-rs, with the store's S3 settings), timestamps without a
+    zone as DuckDB's TIMESTAMP; a folder without a Delta log is None."""
+    from deltalake import DeltaTable, write_deltalake
+
+    table = store.child("main.db/runs")
+    uri, options = table._delta_location()
+    options = {**options, "AWS_S3_ALLOW_UNSAFE_RENAME": "true"}  # one writer: this test
+    at = pa.array([0, 60_000_000], pa.timestamp("us", tz="UTC"))
+    write_deltalake(uri, pa.table({"run_id": ["old", "gone"], "ts": at}), storage_options=options)
+    write_deltalake(
+        uri, pa.table({"run_id": ["r1", "r2"], "ts": at}), mode="overwrite", storage_options=options
+    )
+    write_deltalake(uri, pa.table({"run_id": ["r3"], "ts": at[:1]}), mode="append", storage_options=options)
+    DeltaTable(uri, storage_options=options).delete("run_id = 'r2'")
+    assert len(table.files(".parquet")) > len(DeltaTable(uri, storage_options=options).file_uris())
+
+    reader = table.delta_reader(batch_size=1)
+    assert reader.schema.field("ts").type == pa.timestamp("us")
+    con = duckdb.connect()
+    con.execute("create table t as select * from reader")
+    assert con.execute("select run_id, cast(ts as varchar) from t order by 1").fetchall() == [
+        ("r1", "1970-01-01 00:00:00"),
+        ("r3", "1970-01-01 00:00:00"),
+    ]
+    assert con.execute(
+        "select data_type from information_schema.columns where column_name = 'ts'"
+    ).fetchall() == [("TIMESTAMP",)]
+    with table.parent.child("plain").open_output("part-0.parquet") as f:
+        pq.write_table(pa.table({"n": [1]}), f)
+    assert table.parent.child("plain").delta_reader() is None
+
+
 # -- Spark ------------------------------------------------------------------------------------
 
 SPARK_ROUND_TRIP = r"""

@@ -8,8 +8,10 @@
   then appends the rows of exactly the new and changed runs. `per_run_state.builds` holds,
   per model, the fingerprint each run was built with (written by a post-hook in the same
   transaction). `dbt build --full-refresh` (`mtabench run --full-refresh`) rebuilds all.
-  On Spark the same models are plain tables (full rebuild each time). A schema change syncs
-  the columns (sync_all_columns); a code change rebuilds every run anyway.
+  On Spark the same models are incremental Delta tables with the same hooks (Delta has
+  DELETE; its DELETE takes no subquery, so the runs to keep are read first and written as
+  literals: per_run_not_in). A schema change syncs the columns (sync_all_columns); a code
+  change rebuilds every run anyway.
 
   Use: {{ config(**per_run_config()) }} at the top of the model (batch_lines=N: built in
   batches of runs, see per_run_files_batch below), and
@@ -23,8 +25,9 @@
    deleted from ("another transaction has altered this table"). A build killed between the
    two leaves the runs' old fingerprints, so the next build redoes them. #}
 {% macro per_run_config(folders=false, batch_lines=none, pairs=false, always=none, batch_files=none) %}
-    {% if target.type == 'duckdb' %}
-        {% set batches = [] if batch_lines is none else
+    {% if target.type in ('duckdb', 'spark') %}
+        {# on Spark a model's one statement reads its pending runs: no batches #}
+        {% set batches = [] if batch_lines is none or target.type != 'duckdb' else
             ["{{ per_run_insert_batches('file_id', " ~ batch_lines
                 ~ (", batch_files='" ~ batch_files ~ "'" if batch_files else "") ~ ") }}"] %}
         {% if pairs %}
@@ -43,9 +46,21 @@
     {{ return({'materialized': 'table'}) }}
 {% endmacro %}
 
-{# the state table; created by on-run-start (DuckDB only) #}
+{# the state table; created by on-run-start (on Spark a Delta table beside the models') #}
+{# (On Spark partitioned by model: models built at once each delete and append their own
+   partition; Delta reports a conflict when a delete's files could hold another's rows) #}
 {% macro per_run_state_setup() %}
-    {% if not execute or target.type != 'duckdb' %}{{ return('') }}{% endif %}
+    {% if not execute %}{{ return('') }}{% endif %}
+    {% if target.type == 'spark' %}
+        {% do run_query('create database if not exists per_run_state') %}
+        {% do run_query(
+            'create table if not exists per_run_state.builds '
+            ~ '(model string not null, run_id string not null, fingerprint string not null) using delta '
+            ~ 'partitioned by (model)'
+        ) %}
+        {{ return('') }}
+    {% endif %}
+    {% if target.type != 'duckdb' %}{{ return('') }}{% endif %}
     {% do run_query(
         'create schema if not exists per_run_state; '
         ~ 'create table if not exists per_run_state.builds '
@@ -58,7 +73,7 @@
    file made before kept them (int_maillog__message_lines: a second copy of every queue-id
    line, ~1 GB at 32x the samples) and their per-run state #}
 {% macro drop_retired_models() %}
-    {% if not execute or target.type != 'duckdb' %}{{ return('') }}{% endif %}
+    {% if not execute or target.type not in ('duckdb', 'spark') %}{{ return('') }}{% endif %}
     {% for relation in ['intermediate.int_maillog__message_lines'] %}
         {% do run_query('drop table if exists ' ~ relation) %}
         {% do run_query(
@@ -101,9 +116,29 @@
     where builds.model = '{{ this.identifier }}'
 {%- endmacro %}
 
+{#
+  Spark: whether this model holds every current run at its current fingerprint and no other
+  (the state table says so). Then its filters are `false` and its hooks write nothing: each
+  Delta statement is a Spark job and a commit, seconds each however few its rows.
+#}
+{% macro per_run_up_to_date() %}
+    {% if target.type != 'spark' or not execute or not is_incremental() %}{{ return(false) }}{% endif %}
+    {% set sub %}
+        select count(*) from ({{ per_run_current() }}) as cur
+        full outer join (
+            select run_id, fingerprint from per_run_state.builds where model = '{{ this.identifier }}'
+        ) as builds
+            on cur.run_id = builds.run_id and cur.fingerprint = builds.fingerprint
+        where cur.run_id is null or builds.run_id is null
+    {% endset %}
+    {{ return(run_query(sub).columns[0].values()[0] == 0) }}
+{% endmacro %}
+
 {# a filter: true on a full build; on an incremental one, only the runs to (re)build #}
 {% macro per_run_only(column) -%}
-    {%- if is_incremental() -%}
+    {%- if per_run_up_to_date() -%}
+        false
+    {%- elif is_incremental() -%}
         {{ column }} in (select run_id from ({{ per_run_current() }}) as cur where run_id not in ({{ per_run_fresh() }}))
     {%- else -%}
         true
@@ -117,7 +152,9 @@
   folders=true: the files of the folders to rebuild (a model on per_run_config(folders=true)).
 #}
 {% macro per_run_files_only(column, max_literals=2000, folders=false) -%}
-    {%- if is_incremental() and execute -%}
+    {%- if per_run_up_to_date() -%}
+        false
+    {%- elif is_incremental() and execute -%}
         {%- set sub -%}
             select file_id from {{ ref('int_file_runs') }}
             where {{ per_run_folders_only('run_id') if folders else per_run_only('run_id') }}
@@ -149,18 +186,48 @@
     {%- endif -%}
 {%- endmacro %}
 
+{#
+  `expr not in (sub)` for a delete's condition: as is on DuckDB; on Spark, whose Delta DELETE
+  takes no subquery, with the ids `sub` selects now as literals (`true` when there are none)
+#}
+{% macro per_run_not_in(expr, sub) -%}
+    {%- if target.type != 'spark' -%}
+        {{ expr }} not in ({{ sub }})
+    {%- elif not execute -%}
+        true
+    {%- else -%}
+        {%- set ids = run_query(sub).columns[0].values() -%}
+        {%- if ids | length == 0 -%}
+            true
+        {%- else -%}
+            {%- set literals = [] -%}
+            {%- for i in ids -%}
+                {#- Spark reads literals raw (no escapes): an id with a quote or backslash as its bytes -#}
+                {%- if "'" in i or "\\" in i -%}
+                    {%- do literals.append("cast(unhex('" ~ i.encode('utf-8').hex() ~ "') as string)") -%}
+                {%- else -%}
+                    {%- do literals.append("'" ~ i ~ "'") -%}
+                {%- endif -%}
+            {%- endfor -%}
+            {{ expr }} not in ({{ literals | join(', ') }})
+        {%- endif -%}
+    {%- endif -%}
+{%- endmacro %}
+
 {# pre-hook: the rows of changed and removed runs go (and rows of any run not on record) #}
 {% macro per_run_delete_stale() %}
-    {% if not is_incremental() %}{{ return('') }}{% endif %}
+    {% if not is_incremental() or per_run_up_to_date() %}{{ return('') }}{% endif %}
     delete from {{ this }}
-    where run_id is null or run_id not in ({{ per_run_fresh() }})
+    where run_id is null or {{ per_run_not_in('run_id', per_run_fresh()) }}
 {% endmacro %}
 
 {# post-hooks: every current run is now built with its current fingerprint #}
 {% macro per_run_forget() %}
+    {% if per_run_up_to_date() %}{{ return('') }}{% endif %}
     delete from per_run_state.builds where model = '{{ this.identifier }}'
 {% endmacro %}
 {% macro per_run_record() %}
+    {% if per_run_up_to_date() %}{{ return('') }}{% endif %}
     insert into per_run_state.builds (model, run_id, fingerprint)
     select '{{ this.identifier }}', run_id, fingerprint from ({{ per_run_current() }}) as cur
 {% endmacro %}
@@ -187,7 +254,9 @@
 
 {# a filter on an input whose run ids may be `#n` runs: true on a full build #}
 {% macro per_run_folders_only(column) -%}
-    {%- if is_incremental() -%}
+    {%- if per_run_up_to_date() -%}
+        false
+    {%- elif is_incremental() -%}
         split_part({{ column }}, '#', 1) not in ({{ per_run_folders_fresh() }})
     {%- else -%}
         true
@@ -199,7 +268,9 @@
   vmstat ...), as literals: DuckDB skips other runs' row groups by their statistics
 #}
 {% macro per_run_ids_only(column, max_literals=2000) -%}
-    {%- if is_incremental() and execute -%}
+    {%- if per_run_up_to_date() -%}
+        false
+    {%- elif is_incremental() and execute -%}
         {%- set sub -%}
             select run_id from ({{ per_run_current() }}) as cur
             where split_part(run_id, '#', 1) not in ({{ per_run_folders_fresh() }})
@@ -212,9 +283,9 @@
 
 {# pre-hook, folder variant: the rows of folders not fresh go #}
 {% macro per_run_folders_delete_stale() %}
-    {% if not is_incremental() %}{{ return('') }}{% endif %}
+    {% if not is_incremental() or per_run_up_to_date() %}{{ return('') }}{% endif %}
     delete from {{ this }}
-    where run_id is null or split_part(run_id, '#', 1) not in ({{ per_run_folders_fresh() }})
+    where run_id is null or {{ per_run_not_in("split_part(run_id, '#', 1)", per_run_folders_fresh()) }}
 {% endmacro %}
 
 {#
@@ -231,7 +302,9 @@
 
 {# a filter on the pairs computed: true on a full build; else the pairs of runs to rebuild #}
 {% macro per_run_pairs_only(a, b) -%}
-    {%- if is_incremental() -%}
+    {%- if per_run_up_to_date() -%}
+        false
+    {%- elif is_incremental() -%}
         {{ per_run_pair_pending(a, b) }}
     {%- else -%}
         true
@@ -241,9 +314,14 @@
 {# pre-hook, pair variant #}
 {% macro per_run_pairs_delete_stale(always=none) %}
     {% if not is_incremental() %}{{ return('') }}{% endif %}
+    {% if per_run_up_to_date() %}{# the rows rebuilt every time, or nothing #}
+        {{ return('delete from ' ~ this ~ ' where ' ~ always if always else '') }}
+    {% endif %}
+    {% set fresh = per_run_folders_fresh() %}
     delete from {{ this }}
     where baseline_run_id is null or candidate_run_id is null
-        or {{ per_run_pair_pending('baseline_run_id', 'candidate_run_id') }}
+        or {{ per_run_not_in("split_part(baseline_run_id, '#', 1)", fresh) }}
+        or {{ per_run_not_in("split_part(candidate_run_id, '#', 1)", fresh) }}
         {%- if always %} or ({{ always }}){% endif %}
 {% endmacro %}
 
@@ -317,15 +395,21 @@
   against 0.6 s). DuckDB only: the per-run filters run on DuckDB alone.
 #}
 {% macro file_id_in(column, ids) -%}
-    list_contains([{{ ids | join(', ') }}]::bigint[], {{ column }})
+    {%- if target.type == 'spark' -%}
+        {{ column }} in ({{ ids | join(', ') }})
+    {%- else -%}
+        list_contains([{{ ids | join(', ') }}]::bigint[], {{ column }})
+    {%- endif -%}
 {%- endmacro %}
 
 {# the model's filter: the first batch's file ids (`false` when no run is pending); on Spark,
-   where the model is a plain table without the post-hook, every file (`true`) #}
+   where the model has no batches, every pending file #}
 {% macro per_run_files_batch(column, lines, batch_files=none) -%}
     {%- if execute and target.type == 'duckdb' -%}
         {%- set batches = per_run_file_batches(lines, batch_files) -%}
         {{ _per_run_batch_filter(column, batches[0]) if batches else 'false' }}
+    {%- elif target.type == 'spark' -%}
+        {{ per_run_files_only(column) }}
     {%- else -%}
         true
     {%- endif -%}

@@ -343,7 +343,9 @@ def _run(args, paths: Paths, warm) -> int:
         _progress("dbt build on Spark (landing as Parquet)")
         log = paths.log_dir / "spark-build.log"
         with stage_log(log, lambda line: is_notable(line) or "maillog parsed" in line, "spark") as progress:
-            built = spark_engine.build(paths, progress=progress)
+            built = spark_engine.build(
+                paths, progress=progress, full_refresh=getattr(args, "full_refresh", False)
+            )
         _progress(f"  log: {log}")
         _progress("validate (Great Expectations)")
         with warnings_and_logging_to(paths.log_dir / "validate.log") as log:

@@ -4,9 +4,10 @@ The DuckDB landing stays the ledger (hashes, line accounting, idempotent re-inge
 is exported as the Parquet landing that dbt's `spark` target reads through the
 on-run-start hook. The maillog table of that landing is Spark's own parse of the staged
 lines (parse_maillogs), checked file by file against the ledger. Spark writes the marts
-as Parquet in its warehouse; they are gathered, with the raw tables, into one DuckDB
-file that is validated and published like the DuckDB engine's result, so dashboards and
-ad-hoc SQL do not care which engine built it.
+as Delta tables in its warehouse, named in a Hive metastore that outlives the run, so the
+per-run models build incrementally as on DuckDB; their current snapshots are gathered,
+with the raw tables, into one DuckDB file that is validated and published like the DuckDB
+engine's result, so dashboards and ad-hoc SQL do not care which engine built it.
 
 Everything executors and dbt touch lives under one storage root (`Paths.spark_storage`):
 the local spark folder, or a URI every host reaches (storage.py). With a remote root the
@@ -19,6 +20,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
+import shutil
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -27,7 +29,7 @@ import duckdb
 
 from ingest.maillog_run import MESSAGES, MINUTES
 from ingest.parquet_landing import SCHEMA_PARTITION, export_landing, landing_tables
-from mtabench.engines.spark.session import cluster_conf
+from mtabench.engines.spark.session import METASTORE, cluster_conf, delta_conf
 from mtabench.engines.spark.storage import Store, spark_conf
 from mtabench.paths import BadSetting, Paths
 from mtabench.pipeline.dbt import run_dbt
@@ -72,7 +74,7 @@ class Layout:
         return self.root.child("warehouse")
 
 
-def build(paths: Paths, progress: Callable[[str], None] = print) -> Path:
+def build(paths: Paths, progress: Callable[[str], None] = print, full_refresh: bool = False) -> Path:
     """dbt build on Spark over the Parquet landing; returns the DuckDB file of its marts."""
     local_landing = export(paths, progress)
     layout = Layout.of(paths)
@@ -87,21 +89,48 @@ def build(paths: Paths, progress: Callable[[str], None] = print) -> Path:
         "landing_path": layout.landing.uri,
         "landing_overrides": {t: s.uri for t, s in (maillog or {}).items()},
     }
-    # the in-memory catalog forgets tables between runs, so their folders must go too
-    layout.warehouse.delete_dir()
-    layout.warehouse.mkdir()
-    env = {"MTABENCH_SPARK_WAREHOUSE": layout.warehouse.uri, **submit_env(layout, paths.spark_dir)}
-    run_dbt(paths, ["build", "--vars", json.dumps(dbt_vars)], progress, target="spark", env=env)
+    if open_catalog(paths.spark_dir, layout.warehouse):
+        progress(f"  new catalog for {layout.warehouse.uri}: a full build")
+    env = {
+        "MTABENCH_SPARK_WAREHOUSE": layout.warehouse.uri,
+        **submit_env(layout, paths.spark_dir, delta=True),
+    }
+    args = ["build", "--vars", json.dumps(dbt_vars), *(["--full-refresh"] if full_refresh else [])]
+    run_dbt(paths, args, progress, target="spark", env=env)
     return gather(paths, layout.warehouse, local_landing, maillog)
 
 
-def submit_env(layout: Layout, folder: Path) -> dict[str, str]:
+CATALOG_OF = "metastore.warehouse"
+
+
+def open_catalog(folder: Path, warehouse: Store) -> bool:
+    """The metastore (folder/metastore_db) and the warehouse it names are kept between runs. A
+    metastore that is missing, or was made for another warehouse (MTABENCH_SPARK_STORAGE
+    changed), starts afresh with an empty warehouse: tables the catalog does not know would
+    block dbt's. Returns whether it did."""
+    marker = folder / CATALOG_OF
+    if (folder / METASTORE).is_dir() and marker.is_file() and marker.read_text() == warehouse.uri:
+        return False
+    shutil.rmtree(folder / METASTORE, ignore_errors=True)
+    warehouse.delete_dir()
+    warehouse.mkdir()
+    folder.mkdir(parents=True, exist_ok=True)
+    marker.write_text(warehouse.uri)
+    return True
+
+
+def submit_env(layout: Layout, folder: Path, delta: bool = False) -> dict[str, str]:
     """The storage and cluster settings for dbt's own SparkSession (it starts the JVM from its
     profile, which cannot take a dict from the environment): a properties file named in
     PYSPARK_SUBMIT_ARGS, readable by the owner only, since it may hold the store's keys (on a
-    command line every local user could read them)."""
+    command line every local user could read them). `delta`: Delta Lake and the persistent
+    catalog too (dbt's session; the parse's writes plain Parquet)."""
     master = os.environ.get("MTABENCH_SPARK_MASTER", "local[*]")
     conf = {**cluster_conf(master), **spark_conf(layout.root, layout.landing)}
+    if delta:
+        extra = delta_conf(folder)
+        packages = [p for p in (conf.get("spark.jars.packages"), extra.pop("spark.jars.packages")) if p]
+        conf = {**conf, **extra, "spark.jars.packages": ",".join(packages)}
     if not conf:
         return {}
     folder.mkdir(parents=True, exist_ok=True)
@@ -131,7 +160,7 @@ def spark_db(paths: Paths) -> Path:
 
 
 def gather(paths: Paths, warehouse: Store, landing: Path, overrides: dict[str, Store] | None = None) -> Path:
-    """Marts (Spark's Parquet) and raw tables (the Parquet landing, or Spark's parse for the
+    """Marts (Spark's Delta tables) and raw tables (the Parquet landing, or Spark's parse for the
     maillog tables) into one DuckDB file."""
     out = spark_db(paths)
     tmp = out.with_suffix(".building")
@@ -147,6 +176,20 @@ def gather(paths: Paths, warehouse: Store, landing: Path, overrides: dict[str, S
         copy_warehouse(con, warehouse)
     tmp.replace(out)
     return out
+
+
+def _create_from_delta(con, table: str, store: Store) -> bool:
+    """`table` from the current version of the Delta table in `store`; False when it is none."""
+    reader = store.delta_reader()
+    if reader is None:
+        return False
+    name = f"delta_{abs(hash(store.uri)):x}"
+    con.register(name, reader)
+    try:
+        con.execute(f"create table {table} as select * from {name}")
+    finally:
+        con.unregister(name)
+    return True
 
 
 def _create_from(con, table: str, columns: str, store: Store, hive: bool) -> None:
@@ -168,18 +211,20 @@ def _create_from(con, table: str, columns: str, store: Store, hive: bool) -> Non
 
 def copy_warehouse(con, warehouse: Store | Path) -> None:
     """Spark's marts, and the seeds beside them (ministat's t table: the serving file's
-    compare_runs() reads it), from the warehouse's Parquet folders (<schema>.db/<table>/)
-    into `con`'s main and reference."""
+    compare_runs() reads it), from the warehouse's folders (<schema>.db/<table>/) into `con`'s
+    main and reference: a Delta table's current version, or a folder of Parquet parts."""
     warehouse = warehouse if isinstance(warehouse, Store) else Store.from_uri(warehouse)
     for schema in (MART_SCHEMA, SEED_SCHEMA):
         folder = warehouse.child(f"{schema}.db")
         tables = sorted(folder.list_dirs()) if folder.exists() else []
-        if schema == SEED_SCHEMA:  # a seed dbt did not load has a folder and no part
-            tables = [t for t in tables if folder.child(t).files(".parquet")]
         if tables:
             con.execute(f"create schema if not exists {schema}")
         for table in tables:
-            _create_from(con, f"{schema}.{table}", "*", folder.child(table), hive=False)
+            store = folder.child(table)
+            if _create_from_delta(con, f"{schema}.{table}", store):
+                continue
+            if store.files(".parquet"):  # a seed dbt did not load has a folder and no part
+                _create_from(con, f"{schema}.{table}", "*", store, hive=False)
 
 
 class SparkParseMismatch(Exception):

@@ -29,6 +29,7 @@ LOOPBACK_CONF: dict[str, str] = {
     "spark.ui.showConsoleProgress": "false",
     "spark.sql.parser.escapedStringLiterals": "true",
     "spark.sql.session.timeZone": "UTC",
+    # the parse's session keeps no catalog (dbt's has the persistent one: delta_conf)
     "spark.sql.catalogImplementation": "in-memory",
     "spark.sql.shuffle.partitions": "8",
     "spark.sql.ansi.enabled": "false",
@@ -40,6 +41,40 @@ LOOPBACK_CONF: dict[str, str] = {
 
 
 DRIVER_HOST = "MTABENCH_SPARK_DRIVER_HOST"
+
+# Delta Lake 4.4 is built for Spark 4.2 (why pyspark is pinned to 4.2); its jars come from Maven
+# through Ivy, as hadoop-aws does, and spark.jars.packages also ships them to a cluster's executors.
+DELTA_PACKAGE = "io.delta:delta-spark_2.13:4.4.0"
+# pyspark bundles Hadoop 3.5; Delta's kernel asks for 3.4's client jars, which would only shadow nothing
+DELTA_EXCLUDES = "org.apache.hadoop:hadoop-client-api,org.apache.hadoop:hadoop-client-runtime"
+
+
+def delta_conf(folder: Path) -> dict[str, str]:
+    """dbt's session: the marts as Delta tables in a catalog that outlives the run, Spark's
+    Hive metastore on embedded Derby in `folder` (the driver's disk, whatever the storage
+    root). Derby admits one JVM at a time: only dbt's session opens it."""
+    from mtabench.engines.spark.storage import cache_dir
+
+    return {
+        "spark.jars.packages": DELTA_PACKAGE,
+        "spark.jars.excludes": DELTA_EXCLUDES,
+        "spark.jars.ivy": str(cache_dir() / "ivy"),
+        "spark.sql.extensions": "io.delta.sql.DeltaSparkSessionExtension",
+        "spark.sql.catalog.spark_catalog": "org.apache.spark.sql.delta.catalog.DeltaCatalog",
+        "spark.sql.catalogImplementation": "hive",
+        "spark.hadoop.javax.jdo.option.ConnectionURL": (
+            f"jdbc:derby:;databaseName={folder / METASTORE};create=true"
+        ),
+        # derby.log beside the metastore, not in whatever folder dbt was started from
+        "spark.driver.extraJavaOptions": f"-Dderby.system.home={folder}",
+        # the log of a mart is a few commits: its state in a few tasks, not Delta's 50
+        "spark.databricks.delta.snapshotPartitions": "2",
+        # every file a table's current version lists is live (gather reads the list as is)
+        "spark.databricks.delta.properties.defaults.enableDeletionVectors": "false",
+    }
+
+
+METASTORE = "metastore_db"
 
 
 def driver_host() -> str:

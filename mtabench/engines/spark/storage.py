@@ -363,6 +363,45 @@ class Store:
         dataset = factory.finish(factory.inspect(fragments=None))
         return dataset.scanner(batch_size=batch_size).to_reader()
 
+    # -- Delta ------------------------------------------------------------------------------
+
+    def delta_reader(self, batch_size: int = 64 * 1024) -> pa.RecordBatchReader | None:
+        """The current version of the Delta table here as a stream of record batches (None when
+        this is no Delta table): only the files that version lists, never those an overwrite
+        or a delete left behind. Timestamps come as Spark wrote them (UTC, no zone), as
+        DuckDB's TIMESTAMP."""
+        from deltalake import DeltaTable
+
+        uri, options = self._delta_location()
+        if not DeltaTable.is_deltatable(uri, options):
+            return None
+        table = DeltaTable(uri, storage_options=options)
+        fmt = ds.ParquetReadOptions(coerce_int96_timestamp_unit="us")
+        dataset = table.to_pyarrow_dataset(parquet_read_options=fmt)
+        schema = pa.schema(
+            [
+                f.with_type(pa.timestamp(f.type.unit)) if pa.types.is_timestamp(f.type) and f.type.tz else f
+                for f in dataset.schema
+            ]
+        )
+        batches = (b.cast(schema) for b in dataset.to_batches(batch_size=batch_size))
+        return pa.RecordBatchReader.from_batches(schema, batches)
+
+    def _delta_location(self) -> tuple[str, dict[str, str]]:
+        """delta-rs's name of this location and its storage options (S3Settings)."""
+        if self.is_local:
+            return self._path, {}
+        s3 = S3Settings.from_env()
+        options = {"AWS_REGION": s3.region, "AWS_VIRTUAL_HOSTED_STYLE_REQUEST": "false"}
+        if s3.endpoint:
+            options["AWS_ENDPOINT_URL"] = s3.endpoint
+            if not s3.tls:
+                options["AWS_ALLOW_HTTP"] = "true"
+        if s3.access_key and s3.secret_key:
+            options["AWS_ACCESS_KEY_ID"] = s3.access_key
+            options["AWS_SECRET_ACCESS_KEY"] = s3.secret_key
+        return f"s3://{self._path}", options
+
 
 def _hidden(name: str) -> bool:
     """Spark's and pyarrow's rule: a file or folder whose name starts with _ or . is no data."""
