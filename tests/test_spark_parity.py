@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import json
 import math
+import shutil
+import sys
 from pathlib import Path
 
 import duckdb
@@ -154,3 +156,62 @@ def test_spark_parsed_every_maillog_line_as_duckdb_did(built_db: Path, spark_db:
             f"select count(*) from (select * from {a}.raw.maillog except all select * from {b}.raw.maillog)"
         ).fetchone()[0]
         assert extra == 0, f"{extra} rows of {a}.raw.maillog not in {b}.raw.maillog"
+
+
+def _differences(a: Path, b: Path) -> dict[str, tuple[int, int]]:
+    """Per mart of `a`: rows only in a, rows only in b (EXCEPT ALL both ways; doubles to 6
+    decimals, as tests/test_incremental.py compares builds)."""
+    out = {}
+    con = duckdb.connect()
+    con.execute(f"attach '{a}' as a (read_only)")
+    con.execute(f"attach '{b}' as b (read_only)")
+    marts = [
+        t
+        for (t,) in con.execute(
+            "select table_name from duckdb_tables() where database_name = 'a' and schema_name = 'main'"
+        ).fetchall()
+    ]
+    assert set(PARITY_MARTS) <= set(marts)
+    for t in marts:
+        cols = _columns(con, "a", t)
+        assert _columns(con, "b", t) == cols, t
+        names = ", ".join(f'round("{c}", 6)' if ty in ("DOUBLE", "FLOAT") else f'"{c}"' for c, ty in cols)
+        a_rows, b_rows = (f"select {names} from {db}.main.{t}" for db in ("a", "b"))
+        only_a = con.execute(f"select count(*) from ({a_rows} except all {b_rows})").fetchone()[0]
+        only_b = con.execute(f"select count(*) from ({b_rows} except all {a_rows})").fetchone()[0]
+        if only_a or only_b:
+            out[t] = (only_a, only_b)
+    return out
+
+
+def test_spark_adds_a_run_to_its_delta_marts(built_db: Path, spark_db: Path, data_dir: Path, tmp_path: Path):
+    """Last in this module: it grows the module's Spark build. One run added to a copy of the
+    samples, ingested into a copy of the ledger, and a second Spark build into the same catalog:
+    the marts' Delta tables were kept and appended to (their logs go on), and the gathered
+    marts equal a full DuckDB build of the grown archive."""
+    from deltalake import DeltaTable
+
+    from mtabench.cli.main import main
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
+    from scale_bench import copy_run
+
+    messages = data_dir / "spark" / "warehouse" / "main.db" / "messages"
+    first = DeltaTable(str(messages)).version()
+    archive = tmp_path / "archive"
+    shutil.copytree(SAMPLES, archive)
+    copy_run(SAMPLES / "runs/a-baseline-t5", archive / "added/a-baseline-t5", 9)
+    ledger = tmp_path / "ledger.duckdb"
+    shutil.copyfile(built_db, ledger)
+    assert main(["run", str(archive), "--db", str(ledger), "--engine", "spark", "--no-publish"]) == 0
+    full = tmp_path / "full.duckdb"
+    assert main(["run", str(archive), "--db", str(full), "--no-publish"]) == 0
+
+    table = DeltaTable(str(messages))
+    assert table.version() > first  # the same table, not a new one
+    operations = [h["operation"] for h in table.history()]
+    assert operations[-1] == "CREATE TABLE AS SELECT" and "WRITE" in operations[:-1], operations
+    with duckdb.connect(str(spark_db), read_only=True) as con:
+        added = con.execute("select count(*) from main.messages where run_id = 'a-baseline-t5~c9'")
+        assert added.fetchone()[0] > 0
+    assert _differences(full, spark_db) == {}
