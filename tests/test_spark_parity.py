@@ -188,7 +188,7 @@ def test_spark_adds_a_run_to_its_delta_marts(built_db: Path, spark_db: Path, dat
     """Last in this module: it grows the module's Spark build. One run added to a copy of the
     samples, ingested into a copy of the ledger, and a second Spark build into the same catalog:
     the marts' Delta tables were kept and appended to (their logs go on), and the gathered
-    marts equal a full DuckDB build of the grown archive."""
+    marts equal a full DuckDB build of the grown archive. A build with nothing new is skipped."""
     from deltalake import DeltaTable
 
     from mtabench.cli.main import main
@@ -204,10 +204,17 @@ def test_spark_adds_a_run_to_its_delta_marts(built_db: Path, spark_db: Path, dat
     ledger = tmp_path / "ledger.duckdb"
     shutil.copyfile(built_db, ledger)
     assert main(["run", str(archive), "--db", str(ledger), "--engine", "spark", "--no-publish"]) == 0
+    table = DeltaTable(str(messages))
+    kept = table.version()
+
+    # nothing changed since: the next build is skipped (no dbt), its marts kept as they were
+    assert main(["run", str(archive), "--db", str(ledger), "--engine", "spark", "--no-publish"]) == 0
+    log = (data_dir / "logs" / "spark-build.log").read_text()
+    assert "marts kept" in log and "maillog parsed" not in log and "PASS=" not in log, log
+    assert DeltaTable(str(messages)).version() == kept
+
     full = tmp_path / "full.duckdb"
     assert main(["run", str(archive), "--db", str(full), "--no-publish"]) == 0
-
-    table = DeltaTable(str(messages))
     assert table.version() > first  # the same table, not a new one
     operations = [h["operation"] for h in table.history()]
     # the first build's table, then an append of the added run: nothing was stale, nothing rebuilt

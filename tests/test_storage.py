@@ -409,3 +409,30 @@ def test_spark_writes_and_reads_s3a(s3_env, request):
     con.execute("create table t as select * from reader")
     got = con.execute("select id, run_key, v from t order by id").fetchall()
     assert [list(r) for r in got] == sorted(rows)
+
+
+def test_a_spark_builds_inputs_change_with_any_landing_file_and_storage_root(tmp_path):
+    """build_inputs decides whether a Spark build is skipped: the same files give the same
+    digest; a rewritten, added or removed landing file, or another storage root, another."""
+    from mtabench.engines.spark.engine import Layout, build_inputs
+
+    landing = tmp_path / "landing"
+    part = landing / "runs" / "run_key=a" / "data_0.parquet"
+    part.parent.mkdir(parents=True)
+    part.write_bytes(b"one")
+    local = Layout(Store.from_uri(str(tmp_path / "spark")), Store.from_uri(str(landing)))
+    first = build_inputs(landing, local)
+    assert build_inputs(landing, local) == first
+    seen = {first}
+    os.utime(part, ns=(part.stat().st_atime_ns, part.stat().st_mtime_ns + 1))  # rewritten, same size
+    seen.add(build_inputs(landing, local))
+    other = landing / "runs" / "run_key=b" / "data_0.parquet"
+    other.parent.mkdir()
+    other.write_bytes(b"two")
+    seen.add(build_inputs(landing, local))
+    other.unlink()
+    part.write_bytes(b"three")
+    seen.add(build_inputs(landing, local))
+    remote = Layout(Store.from_uri("s3a://bucket/mtabench"), Store.from_uri("s3a://bucket/mtabench/landing"))
+    seen.add(build_inputs(landing, remote))
+    assert len(seen) == 5
