@@ -128,7 +128,9 @@ def executor_conf(master: str) -> dict[str, str]:
 def local_session(warehouse: Path | None = None, master: str | None = None) -> SparkSession:
     """The process-wide session (dbt's session method reuses it when run in-process)."""
     os.environ.setdefault("SPARK_LOCAL_IP", driver_host())
-    os.environ.setdefault("PYSPARK_PYTHON", os.environ.get("PYSPARK_PYTHON", "python"))
+    # a local master's Python workers run here: the driver's own interpreter (its venv), not the
+    # first `python` on PATH (a cluster's get the packed one: executor_conf)
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     from pyspark.sql import SparkSession
 
     master = master or os.environ.get("MTABENCH_SPARK_MASTER", "local[*]")
