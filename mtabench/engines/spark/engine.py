@@ -32,7 +32,7 @@ from ingest.maillog_run import MESSAGES, MINUTES
 from ingest.parquet_landing import SCHEMA_PARTITION, export_landing, landing_tables
 from mtabench.engines.spark.session import METASTORE, cluster_conf, delta_conf
 from mtabench.engines.spark.storage import Store, spark_conf
-from mtabench.paths import DBT_PROJECT, BadSetting, Paths
+from mtabench.paths import DBT_PROJECT, REPO, BadSetting, Paths
 from mtabench.pipeline.dbt import run_dbt
 
 MART_SCHEMA = "main"
@@ -110,23 +110,26 @@ def build(paths: Paths, progress: Callable[[str], None] = print, full_refresh: b
 
 
 BUILT_FROM = "built-from.sha256"
+DBT_OUTPUT = ("target", "logs")  # dbt's own output, should it be run by hand in the project folder
 
 
 def build_inputs(landing: Path, layout: Layout) -> str:
     """A digest of everything a Spark build reads: each file of the Parquet landing and of the
     staged maillogs (path, size, mtime: export keeps an unchanged partition's file as it
-    was), the dbt project, the engine's code, the compiled parser and the storage root. Equal
-    digests mean equal marts, so the build is skipped."""
+    was), the dbt project (models, their tests and docs, macros, seeds, profile), the
+    project's packages, the compiled parser (the files the executors' pack hashes) and the
+    storage root. Equal digests mean equal marts, so the build is skipped."""
     import mtabench_maillog
 
+    from mtabench.engines.spark.pack import PROJECT_PACKAGES, files_under
+
     digest = hashlib.sha256(layout.root.uri.encode())
-    for f in sorted(p for p in landing.rglob("*") if p.is_file()):
+    for f in files_under(landing):
         st = f.stat()
         digest.update(f"{f.relative_to(landing)}\0{st.st_size}\0{st.st_mtime_ns}\n".encode())
-    code = [p for p in DBT_PROJECT.rglob("*") if p.is_file() and not {"target", "logs"} & set(p.parts)]
-    code += Path(__file__).parent.glob("*.py")
-    code += Path(mtabench_maillog.__file__).parent.iterdir()
-    for f in sorted(p for p in code if p.is_file() and "__pycache__" not in p.parts):
+    roots = [DBT_PROJECT, *(REPO / p for p in PROJECT_PACKAGES), Path(mtabench_maillog.__file__).parent]
+    code = (f for root in roots for f in files_under(root) if f.relative_to(root).parts[0] not in DBT_OUTPUT)
+    for f in code:
         digest.update(f"{f}\0{f.stat().st_size}\0".encode() + f.read_bytes())
     return digest.hexdigest()
 

@@ -140,10 +140,10 @@ def inputs_digest(python: str = sys.executable) -> str:
         for name in sorted(os.listdir(site)):
             if name.endswith(".dist-info"):
                 h.update(name.encode() + b"\n")
-    for f in _files_under(Path(crate_init).parent):
+    for f in files_under(Path(crate_init).parent):
         h.update(f.name.encode() + b"\0" + f.read_bytes())
     for pkg in PROJECT_PACKAGES:
-        for f in _files_under(REPO / pkg):
+        for f in files_under(REPO / pkg):
             h.update(str(f.relative_to(REPO)).encode() + b"\0" + f.read_bytes())
     return h.hexdigest()
 
@@ -228,7 +228,8 @@ def _without_tests_and_jars(info: tarfile.TarInfo) -> tarfile.TarInfo | None:
     return _without_tests(info)
 
 
-def _files_under(root: Path) -> Iterator[Path]:
+def files_under(root: Path) -> Iterator[Path]:
+    """Every file under `root` in name order, without bytecode caches."""
     for f in sorted(root.rglob("*")):
         if f.is_file() and "__pycache__" not in f.parts and f.suffix != ".pyc":
             yield f
